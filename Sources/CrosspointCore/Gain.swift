@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Linear gains and decibels, as users type and read them.
+public enum Gain {
+    /// Parses `0.5`, `-6dB`, `-6 db`, `+3dB`, `-inf`, `-infdB`.
+    public static func parse(_ text: String) throws(CrosspointError) -> Double {
+        var body = Substring(text).trimmingSpaces()
+        var isDecibels = false
+        if body.lowercased().hasSuffix("db") {
+            isDecibels = true
+            body = body.dropLast(2).trimmingSpaces()
+        }
+        if body.lowercased() == "-inf" { return 0 }
+        guard let value = Double(body), value.isFinite else {
+            throw .invalidValue(key: "gain", reason: "'\(text)' is not a gain; write 0.5, -6dB or -inf")
+        }
+        return isDecibels ? linear(decibels: value) : value
+    }
+
+    public static func linear(decibels: Double) -> Double { pow(10, decibels / 20) }
+
+    /// `-inf` for silence; the sign of a negative (polarity-flipping) gain is kept apart.
+    public static func decibels(_ linear: Double) -> Double {
+        linear == 0 ? -.infinity : 20 * log10(abs(linear))
+    }
+
+    /// A gain in dB for a table cell: `0.0`, `-6.0`, `-inf`, `ø-6.0` for flipped polarity.
+    public static func formatDecibels(_ linear: Double) -> String {
+        if linear == 0 { return "-inf" }
+        let db = decibels(linear)
+        let rounded = (db * 10).rounded() / 10
+        let text = rounded == 0 ? "0.0" : String(format1: rounded)
+        return linear < 0 ? "ø" + text : text
+    }
+
+    /// A number without trailing noise: `1`, `0.5`, `-10`.
+    public static func format(_ value: Double) -> String {
+        if value == value.rounded() && abs(value) < 1e15 { return String(Int(value)) }
+        return "\(value)"
+    }
+}
+
+extension String {
+    /// One decimal place, without Foundation.
+    init(format1 value: Double) {
+        let tenths = Int((abs(value) * 10).rounded())
+        self = (value < 0 ? "-" : "") + "\(tenths / 10).\(tenths % 10)"
+    }
+}

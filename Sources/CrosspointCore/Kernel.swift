@@ -1,0 +1,122 @@
+// The arithmetic of the render path: SIMD8 loops over plain pointers, with scalar tails.
+// Every function computes each frame with the same operations in the same order whatever
+// the frame count, so a column that did not change renders bit-identically.
+
+typealias Vector = SIMD8<Float>
+
+@inline(__always)
+private func load(_ p: UnsafePointer<Float>, _ n: Int) -> Vector {
+    UnsafeRawPointer(p + n).loadUnaligned(as: Vector.self)
+}
+
+@inline(__always)
+private func store(_ v: Vector, _ p: UnsafeMutablePointer<Float>, _ n: Int) {
+    UnsafeMutableRawPointer(p + n).storeBytes(of: v, as: Vector.self)
+}
+
+enum Kernel {
+    /// out = 0
+    @inline(__always)
+    static func clear(_ out: UnsafeMutablePointer<Float>, _ count: Int) {
+        out.update(repeating: 0, count: count)
+    }
+
+    /// out = a (a memcpy)
+    @inline(__always)
+    static func copy(_ out: UnsafeMutablePointer<Float>, _ a: UnsafePointer<Float>, _ count: Int) {
+        out.update(from: a, count: count)
+    }
+
+    /// out (=|+=) a*ga
+    @inline(__always)
+    static func mix1(
+        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
+        _ a: UnsafePointer<Float>, _ ga: Float
+    ) {
+        let va = Vector(repeating: ga)
+        var n = 0
+        while n + 8 <= count {
+            var acc = load(a, n) * va
+            if accumulate { acc = load(out, n) + acc }
+            store(acc, out, n)
+            n += 8
+        }
+        while n < count {
+            var acc = a[n] * ga
+            if accumulate { acc = out[n] + acc }
+            out[n] = acc
+            n += 1
+        }
+    }
+
+    /// out (=|+=) a*ga + b*gb
+    @inline(__always)
+    static func mix2(
+        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
+        _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float
+    ) {
+        let va = Vector(repeating: ga), vb = Vector(repeating: gb)
+        var n = 0
+        while n + 8 <= count {
+            var acc = load(a, n) * va + load(b, n) * vb
+            if accumulate { acc = load(out, n) + acc }
+            store(acc, out, n)
+            n += 8
+        }
+        while n < count {
+            var acc = a[n] * ga + b[n] * gb
+            if accumulate { acc = out[n] + acc }
+            out[n] = acc
+            n += 1
+        }
+    }
+
+    /// out (=|+=) a*ga + b*gb + c*gc + d*gd: four sources per pass over the output.
+    @inline(__always)
+    static func mix4(
+        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
+        _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
+        _ c: UnsafePointer<Float>, _ gc: Float, _ d: UnsafePointer<Float>, _ gd: Float
+    ) {
+        let va = Vector(repeating: ga), vb = Vector(repeating: gb)
+        let vc = Vector(repeating: gc), vd = Vector(repeating: gd)
+        var n = 0
+        while n + 8 <= count {
+            var acc = (load(a, n) * va + load(b, n) * vb) + (load(c, n) * vc + load(d, n) * vd)
+            if accumulate { acc = load(out, n) + acc }
+            store(acc, out, n)
+            n += 8
+        }
+        while n < count {
+            var acc = (a[n] * ga + b[n] * gb) + (c[n] * gc + d[n] * gd)
+            if accumulate { acc = out[n] + acc }
+            out[n] = acc
+            n += 1
+        }
+    }
+
+    /// out (=|+=) a * (from + step * (position + 1 + n)): one source along a linear ramp.
+    @inline(__always)
+    static func ramp(
+        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
+        _ a: UnsafePointer<Float>, from: Float, step: Float, position: Int
+    ) {
+        let vFrom = Vector(repeating: from), vStep = Vector(repeating: step)
+        var index = Vector(0, 1, 2, 3, 4, 5, 6, 7) + Vector(repeating: Float(position + 1))
+        let eight = Vector(repeating: 8)
+        var n = 0
+        while n + 8 <= count {
+            var acc = load(a, n) * (vFrom + vStep * index)
+            if accumulate { acc = load(out, n) + acc }
+            store(acc, out, n)
+            index += eight
+            n += 8
+        }
+        while n < count {
+            var acc = a[n] * (from + step * Float(position + 1 + n))
+            if accumulate { acc = out[n] + acc }
+            out[n] = acc
+            n += 1
+        }
+    }
+}

@@ -1,0 +1,230 @@
+import Synchronization
+
+/// The matrix mixer: a `Mixer` model on the control thread and a `MatrixRenderer` for the
+/// render thread, joined by a lock-free handover.
+///
+/// Each change to the model builds a `RenderPlan` here, off the render path, and publishes
+/// it into a single slot (latest wins). At the start of its next block the renderer takes
+/// the plan, ramps every changed output from what it played a moment ago, and hands its
+/// previous plan back through a small ring for this side to free. The render thread never
+/// allocates, frees, locks or retains.
+public final class MatrixMixer {
+    public private(set) var mixer: Mixer
+    let state: UnsafeMutablePointer<RenderState>
+
+    /// - Parameter sampleRate: the rate ramps are timed at until the host says otherwise.
+    public init(_ mixer: Mixer, sampleRate: Double = 48000) {
+        self.mixer = mixer
+        state = .allocate(capacity: 1)
+        state.initialize(to: RenderState(active: RenderPlan.make(for: mixer), sampleRate: sampleRate))
+    }
+
+    /// Frees everything. The render thread must no longer be using `renderer`.
+    deinit {
+        collectRetired()
+        if let pending = state.pointee.pending.exchange(nil, ordering: .acquiring) { RenderPlan.destroy(pending) }
+        if let active = state.pointee.active { RenderPlan.destroy(active) }
+        state.pointee.retired.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// The render block, a plain value the render thread may copy and call.
+    public var renderer: MatrixRenderer { MatrixRenderer(state: state) }
+
+    /// Applies a change to the model and, when it succeeds, hands it to the renderer. When it
+    /// throws, nothing changes.
+    public func update(_ change: (inout Mixer) throws(CrosspointError) -> Void) throws(CrosspointError) {
+        var next = mixer
+        try change(&next)
+        replace(with: next)
+    }
+
+    /// Replaces the whole model (a preset, a restored state, a new shape).
+    public func replace(with next: Mixer) {
+        mixer = next
+        collectRetired()
+        let plan = RenderPlan.make(for: next)
+        if let unseen = state.pointee.pending.exchange(plan, ordering: .acquiringAndReleasing) {
+            RenderPlan.destroy(unseen)  // the renderer never took it, so it is ours again
+        }
+    }
+
+    /// Frees the plans the renderer has let go of. Called on every change; call it from a
+    /// timer too if changes stop while plans are still in flight.
+    public func collectRetired() {
+        let s = state
+        let tail = s.pointee.retiredTail.load(ordering: .acquiring)
+        var head = s.pointee.retiredHead.load(ordering: .relaxed)
+        while head < tail {
+            if let plan = s.pointee.retired[head % RenderState.retiredCapacity] { RenderPlan.destroy(plan) }
+            head += 1
+            s.pointee.retiredHead.store(head, ordering: .releasing)
+        }
+    }
+}
+
+/// What the control and render threads share. Lives at a fixed address.
+struct RenderState: ~Copyable {
+    static let retiredCapacity = 4
+
+    /// The newest plan not yet taken by the renderer (written by control, taken by render).
+    let pending = Atomic<UnsafeMutablePointer<RenderPlan>?>(nil)
+    /// The plan the renderer plays (render thread only, once rendering has started).
+    var active: UnsafeMutablePointer<RenderPlan>?
+    /// Plans the renderer is done with: a single-producer single-consumer ring.
+    let retired: UnsafeMutablePointer<UnsafeMutablePointer<RenderPlan>?>
+    let retiredHead = Atomic<Int>(0)
+    let retiredTail = Atomic<Int>(0)
+    /// The rate ramps are timed at (render thread).
+    var sampleRate: Double
+
+    init(active: UnsafeMutablePointer<RenderPlan>, sampleRate: Double) {
+        self.active = active
+        self.sampleRate = sampleRate
+        retired = .allocate(capacity: RenderState.retiredCapacity)
+        retired.initialize(repeating: nil, count: RenderState.retiredCapacity)
+    }
+}
+
+/// The render half of a `MatrixMixer`: a plain value holding one pointer, safe to call from
+/// the real-time thread.
+public struct MatrixRenderer: RenderBlock {
+    let state: UnsafeMutablePointer<RenderState>
+
+    public var inputCount: Int { state.pointee.active?.pointee.inputs ?? 0 }
+    public var outputCount: Int { state.pointee.active?.pointee.outputs ?? 0 }
+
+    /// The sample rate ramps are timed at; the host sets it from its clock.
+    public var sampleRate: Double {
+        get { state.pointee.sampleRate }
+        nonmutating set { state.pointee.sampleRate = newValue }
+    }
+
+    public mutating func render(
+        frameCount: Int,
+        inputs: UnsafeBufferPointer<UnsafePointer<Float>?>,
+        outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>
+    ) {
+        takePendingPlan()
+        guard let planPointer = state.pointee.active else { return }
+        let plan = planPointer.pointee
+        let frames = min(max(frameCount, 0), maximumFrameCount)
+        for j in 0..<outputs.count {
+            guard let out = outputs[j] else { continue }
+            if j >= plan.outputs {
+                Kernel.clear(out, frames)
+            } else if plan.rampLength[j] != 0 {
+                renderRamp(plan, output: j, out, frames, inputs)
+            } else {
+                renderSteady(plan, output: j, out, frames, inputs, offset: 0)
+            }
+        }
+        // Ramps advance even on outputs nobody listens to.
+        for j in 0..<plan.outputs where plan.rampLength[j] != 0 && (j >= outputs.count || outputs[j] == nil) {
+            advanceRamp(plan, output: j, by: frames)
+        }
+    }
+
+    /// Installs the newest plan, if there is one and there is room to retire the old one.
+    @inline(__always)
+    private func takePendingPlan() {
+        let s = state
+        guard s.pointee.pending.load(ordering: .relaxed) != nil else { return }
+        let tail = s.pointee.retiredTail.load(ordering: .relaxed)
+        guard tail - s.pointee.retiredHead.load(ordering: .acquiring) < RenderState.retiredCapacity,
+              let next = s.pointee.pending.exchange(nil, ordering: .acquiring)
+        else { return }
+        let rampFrames = Int(min((next.pointee.rampSeconds * s.pointee.sampleRate).rounded(), Double(Int32.max)))
+        next.pointee.install(after: s.pointee.active, rampFrames: rampFrames)
+        s.pointee.retired[tail % RenderState.retiredCapacity] = s.pointee.active
+        s.pointee.retiredTail.store(tail + 1, ordering: .releasing)
+        s.pointee.active = next
+    }
+
+    @inline(__always)
+    private func advanceRamp(_ plan: RenderPlan, output j: Int, by frames: Int) {
+        let position = Int(plan.rampPosition[j]) + frames
+        if position >= Int(plan.rampLength[j]) {
+            plan.rampLength[j] = 0
+            plan.rampPosition[j] = 0
+        } else {
+            plan.rampPosition[j] = Int32(position)
+        }
+    }
+
+    /// An output along its ramp, then steady for the frames after the ramp ends.
+    private func renderRamp(
+        _ plan: RenderPlan, output j: Int, _ out: UnsafeMutablePointer<Float>, _ frames: Int,
+        _ inputs: UnsafeBufferPointer<UnsafePointer<Float>?>
+    ) {
+        let position = Int(plan.rampPosition[j])
+        let rampFrames = min(frames, Int(plan.rampLength[j]) - position)
+        let base = j * plan.inputs
+        var written = false
+        for k in 0..<Int(plan.rampCount[j]) {
+            let i = Int(plan.rampSource[base + k])
+            guard i < inputs.count, let a = inputs[i] else { continue }
+            Kernel.ramp(out, rampFrames, accumulate: written, a,
+                        from: plan.rampFrom[base + k], step: plan.rampStep[base + k], position: position)
+            written = true
+        }
+        if !written { Kernel.clear(out, rampFrames) }
+        advanceRamp(plan, output: j, by: rampFrames)
+        if rampFrames < frames {
+            renderSteady(plan, output: j, out + rampFrames, frames - rampFrames, inputs, offset: rampFrames)
+        }
+    }
+
+    /// An output at its plan's gains: cleared with no source, copied with one at unity,
+    /// otherwise mixed four sources per pass.
+    @inline(__always)
+    private func renderSteady(
+        _ plan: RenderPlan, output j: Int, _ out: UnsafeMutablePointer<Float>, _ frames: Int,
+        _ inputs: UnsafeBufferPointer<UnsafePointer<Float>?>, offset: Int
+    ) {
+        var k = Int(plan.start[j])
+        let end = Int(plan.start[j + 1])
+        var written = false
+        // Up to four live sources are gathered, then mixed in one pass.
+        var p0 = UnsafePointer<Float>(bitPattern: 8)!, p1 = p0, p2 = p0, p3 = p0
+        var g0: Float = 0, g1: Float = 0, g2: Float = 0, g3: Float = 0
+        var count = 0
+        while true {
+            while count < 4 && k < end {
+                let i = Int(plan.source[k])
+                let g = plan.gain[k]
+                k += 1
+                guard i < inputs.count, let p = inputs[i] else { continue }
+                switch count {
+                case 0: p0 = p + offset; g0 = g
+                case 1: p1 = p + offset; g1 = g
+                case 2: p2 = p + offset; g2 = g
+                default: p3 = p + offset; g3 = g
+                }
+                count += 1
+            }
+            switch count {
+            case 0:
+                if !written { Kernel.clear(out, frames) }
+                return
+            case 1:
+                if !written && g0 == 1 {
+                    Kernel.copy(out, p0, frames)
+                } else {
+                    Kernel.mix1(out, frames, accumulate: written, p0, g0)
+                }
+            case 2:
+                Kernel.mix2(out, frames, accumulate: written, p0, g0, p1, g1)
+            case 3:
+                Kernel.mix2(out, frames, accumulate: written, p0, g0, p1, g1)
+                Kernel.mix1(out, frames, accumulate: true, p2, g2)
+            default:
+                Kernel.mix4(out, frames, accumulate: written, p0, g0, p1, g1, p2, g2, p3, g3)
+            }
+            written = true
+            if k >= end { return }
+            count = 0
+        }
+    }
+}

@@ -1,0 +1,156 @@
+/// What the render thread needs to mix, prepared on the control thread: the effective gain
+/// of every cross-point (mutes and all gains folded in), and per output the list of inputs
+/// with a non-zero gain. Plus room, allocated here, for the ramp state that only the render
+/// thread writes once the plan is installed.
+///
+/// A plan is a plain struct reached through an unsafe pointer: no reference counting, so
+/// nothing the render thread does can free memory.
+struct RenderPlan {
+    let inputs: Int
+    let outputs: Int
+    let rampSeconds: Double
+    /// Effective gains, column-major: `target[output * inputs + input]`.
+    let target: UnsafeMutablePointer<Float>
+    /// Sparse columns: output j's sources are `source[start[j] ..< start[j + 1]]`.
+    let start: UnsafeMutablePointer<Int32>
+    let source: UnsafeMutablePointer<Int32>
+    let gain: UnsafeMutablePointer<Float>
+
+    // Written by the render thread only, after installation.
+    /// Per output: frames of ramp done and in all (0 = steady).
+    let rampPosition: UnsafeMutablePointer<Int32>
+    let rampLength: UnsafeMutablePointer<Int32>
+    /// Per output j, `rampCount[j]` ramping sources at slots `j * inputs ..< j * inputs + rampCount[j]`.
+    let rampCount: UnsafeMutablePointer<Int32>
+    let rampSource: UnsafeMutablePointer<Int32>
+    let rampFrom: UnsafeMutablePointer<Float>
+    let rampStep: UnsafeMutablePointer<Float>
+    /// One column of scratch, all zero between uses.
+    let scratch: UnsafeMutablePointer<Float>
+
+    /// Allocates a plan for `mixer` (control thread).
+    static func make(for mixer: Mixer) -> UnsafeMutablePointer<RenderPlan> {
+        let n = mixer.inputs, m = mixer.outputs
+        let target = UnsafeMutablePointer<Float>.allocate(capacity: n * m)
+        let start = UnsafeMutablePointer<Int32>.allocate(capacity: m + 1)
+        var nonZero = 0
+        for j in 0..<m {
+            for i in 0..<n {
+                let g = mixer.effectiveGain(input: i, output: j)
+                target[j * n + i] = g
+                if g != 0 { nonZero += 1 }
+            }
+        }
+        let source = UnsafeMutablePointer<Int32>.allocate(capacity: max(nonZero, 1))
+        let gain = UnsafeMutablePointer<Float>.allocate(capacity: max(nonZero, 1))
+        var k = 0
+        for j in 0..<m {
+            start[j] = Int32(k)
+            for i in 0..<n where target[j * n + i] != 0 {
+                source[k] = Int32(i)
+                gain[k] = target[j * n + i]
+                k += 1
+            }
+        }
+        start[m] = Int32(k)
+        func zeroed<T: BinaryInteger>(_ count: Int, _: T.Type) -> UnsafeMutablePointer<T> {
+            let p = UnsafeMutablePointer<T>.allocate(capacity: count)
+            p.initialize(repeating: 0, count: count)
+            return p
+        }
+        func zeroedFloats(_ count: Int) -> UnsafeMutablePointer<Float> {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
+            p.initialize(repeating: 0, count: count)
+            return p
+        }
+        let plan = UnsafeMutablePointer<RenderPlan>.allocate(capacity: 1)
+        plan.initialize(to: RenderPlan(
+            inputs: n, outputs: m, rampSeconds: mixer.rampMilliseconds / 1000,
+            target: target, start: start, source: source, gain: gain,
+            rampPosition: zeroed(m, Int32.self), rampLength: zeroed(m, Int32.self),
+            rampCount: zeroed(m, Int32.self), rampSource: zeroed(n * m, Int32.self),
+            rampFrom: zeroedFloats(n * m), rampStep: zeroedFloats(n * m), scratch: zeroedFloats(n)))
+        return plan
+    }
+
+    /// Frees a plan (control thread, once the render thread has let go of it).
+    static func destroy(_ plan: UnsafeMutablePointer<RenderPlan>) {
+        let p = plan.pointee
+        for buffer in [p.target, p.gain, p.rampFrom, p.rampStep, p.scratch] { buffer.deallocate() }
+        for buffer in [p.start, p.source, p.rampPosition, p.rampLength, p.rampCount, p.rampSource] {
+            buffer.deallocate()
+        }
+        plan.deinitialize(count: 1)
+        plan.deallocate()
+    }
+
+    /// Writes the gains output `j` applies right now, ramp included, into a zeroed column of
+    /// `count` inputs (render thread).
+    func gather(output j: Int, into column: UnsafeMutablePointer<Float>, count: Int) {
+        if rampLength[j] == 0 {
+            (column).update(from: target + j * inputs, count: min(count, inputs))
+            return
+        }
+        let base = j * inputs, position = Float(rampPosition[j])
+        for k in 0..<Int(rampCount[j]) where Int(rampSource[base + k]) < count {
+            column[Int(rampSource[base + k])] = rampFrom[base + k] + rampStep[base + k] * position
+        }
+    }
+
+    /// Takes over from `previous` (render thread): every output whose gains change starts a
+    /// ramp from the gains `previous` applies at this moment, over `rampFrames`. Outputs whose
+    /// gains are unchanged, and mid-ramp outputs given the same targets again, are untouched
+    /// in effect: they keep rendering exactly as before.
+    func install(after previous: UnsafeMutablePointer<RenderPlan>?, rampFrames: Int) {
+        guard let old = previous?.pointee else { return }
+        let n = inputs
+        for j in 0..<outputs {
+            // The column `old` plays now, into scratch (zero where `old` has no such channel).
+            if j < old.outputs { old.gather(output: j, into: scratch, count: n) }
+            let column = target + j * n
+            var differs = false
+            for i in 0..<n where scratch[i] != column[i] { differs = true; break }
+            if differs && j < old.outputs && old.rampLength[j] != 0 && rampFrames > 0 {
+                // Mid-ramp with the same targets as before: continue that very ramp.
+                if sameTargets(as: old, output: j) {
+                    copyRamp(from: old, output: j)
+                    clearScratch()
+                    continue
+                }
+            }
+            if differs && rampFrames > 0 {
+                let base = j * n
+                var count = 0
+                for i in 0..<n where scratch[i] != 0 || column[i] != 0 {
+                    rampSource[base + count] = Int32(i)
+                    rampFrom[base + count] = scratch[i]
+                    rampStep[base + count] = (column[i] - scratch[i]) / Float(rampFrames)
+                    count += 1
+                }
+                rampCount[j] = Int32(count)
+                rampPosition[j] = 0
+                rampLength[j] = Int32(rampFrames)
+            }
+            clearScratch()
+        }
+    }
+
+    @inline(__always) private func clearScratch() { scratch.update(repeating: 0, count: inputs) }
+
+    private func sameTargets(as old: RenderPlan, output j: Int) -> Bool {
+        guard old.inputs == inputs else { return false }
+        let a = target + j * inputs, b = old.target + j * inputs
+        for i in 0..<inputs where a[i] != b[i] { return false }
+        return true
+    }
+
+    private func copyRamp(from old: RenderPlan, output j: Int) {
+        let base = j * inputs, count = Int(old.rampCount[j])
+        (rampSource + base).update(from: old.rampSource + base, count: count)
+        (rampFrom + base).update(from: old.rampFrom + base, count: count)
+        (rampStep + base).update(from: old.rampStep + base, count: count)
+        rampCount[j] = Int32(count)
+        rampPosition[j] = old.rampPosition[j]
+        rampLength[j] = old.rampLength[j]
+    }
+}

@@ -1,0 +1,117 @@
+import CCrosspointShim
+import CPipeWire
+import CrosspointPipeWire
+import Glibc
+
+/// One loaded `libpipewire-module-crosspoint`: its core connection and its node. Torn down
+/// when the module object is destroyed (`pw-cli destroy <module id>`, daemon exit) or when
+/// the core connection fails, as module-loopback does.
+final class ModuleInstance {
+    let module: OpaquePointer
+    private var core: OpaquePointer?
+    private let ownsCore: Bool
+    private var node: FilterNode?
+    private let moduleListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private let coreListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private let proxyListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+
+    init(module: OpaquePointer, configuration: NodeConfiguration) throws(ArgumentError) {
+        self.module = module
+        for hook in [moduleListener, coreListener, proxyListener] { hook.initialize(to: spa_hook()) }
+        let context = pw_impl_module_get_context(module)
+        if let existing = pw_context_get_object(context, "PipeWire:Interface:Core") {
+            core = OpaquePointer(existing)
+            ownsCore = false
+        } else {
+            core = pw_context_connect(context, nil, 0)
+            ownsCore = true
+        }
+        guard let core else {
+            throw ArgumentError(argument: "(connection)", reason: "cannot connect to PipeWire: \(String(cString: strerror(errno)))")
+        }
+        node = try FilterNode(core: core, configuration: configuration)
+        let data = Unmanaged.passUnretained(self).toOpaque()
+        cpshim_core_add_listener(core, coreListener, ModuleInstance.coreEvents, data)
+        pw_proxy_add_listener(core, proxyListener, ModuleInstance.proxyEvents, data)
+        pw_impl_module_add_listener(module, moduleListener, ModuleInstance.moduleEvents, data)
+        node?.onError = { [unowned self] _ in pw_impl_module_schedule_destroy(self.module) }
+    }
+
+    /// Destroys the node and the connection; the module object itself is PipeWire's.
+    func tearDown() {
+        spa_hook_remove(moduleListener)
+        node?.destroy()
+        node = nil
+        if let core {
+            spa_hook_remove(coreListener)
+            spa_hook_remove(proxyListener)
+            if ownsCore { pw_core_disconnect(core) }
+        }
+        core = nil
+    }
+
+    private static func instance(_ data: UnsafeMutableRawPointer?) -> ModuleInstance {
+        Unmanaged<ModuleInstance>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    nonisolated(unsafe) private static let moduleEvents: UnsafeMutablePointer<pw_impl_module_events> = {
+        let events = UnsafeMutablePointer<pw_impl_module_events>.allocate(capacity: 1)
+        events.initialize(to: pw_impl_module_events())
+        events.pointee.version = UInt32(PW_VERSION_IMPL_MODULE_EVENTS)
+        events.pointee.destroy = { data in
+            let instance = ModuleInstance.instance(data)
+            instance.tearDown()
+            Unmanaged.passUnretained(instance).release()  // the reference init handed PipeWire
+        }
+        return events
+    }()
+
+    nonisolated(unsafe) private static let coreEvents: UnsafeMutablePointer<pw_core_events> = {
+        let events = UnsafeMutablePointer<pw_core_events>.allocate(capacity: 1)
+        events.initialize(to: pw_core_events())
+        events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
+        events.pointee.error = { data, id, _, res, message in
+            let text = message.map { String(cString: $0) } ?? ""
+            Log.error("core error on object \(id): \(String(cString: strerror(-res))) \(text)")
+            if id == 0 && res == -EPIPE { pw_impl_module_schedule_destroy(ModuleInstance.instance(data).module) }
+        }
+        return events
+    }()
+
+    nonisolated(unsafe) private static let proxyEvents: UnsafeMutablePointer<pw_proxy_events> = {
+        let events = UnsafeMutablePointer<pw_proxy_events>.allocate(capacity: 1)
+        events.initialize(to: pw_proxy_events())
+        events.pointee.version = UInt32(PW_VERSION_PROXY_EVENTS)
+        events.pointee.destroy = { data in
+            let instance = ModuleInstance.instance(data)
+            spa_hook_remove(instance.coreListener)
+            spa_hook_remove(instance.proxyListener)
+            instance.node?.destroy()
+            instance.node = nil
+            instance.core = nil
+        }
+        return events
+    }()
+}
+
+/// The entry point PipeWire calls when it loads `libpipewire-module-crosspoint`.
+@_cdecl("pipewire__module_init")
+public func pipewireModuleInit(_ module: OpaquePointer?, _ args: UnsafePointer<CChar>?) -> Int32 {
+    Log.setUp()
+    guard let module else { return -EINVAL }
+    do {
+        let configuration = try NodeConfiguration(arguments: args.map { String(cString: $0) })
+        let instance = try ModuleInstance(module: module, configuration: configuration)
+        _ = Unmanaged.passRetained(instance)  // released by the module's destroy event
+        let props = cpshim_properties_new()
+        pw_properties_set(props, "module.author", "Crosspoint")
+        pw_properties_set(props, "module.description", "Matrix mixer and channel router (pw_filter)")
+        pw_properties_set(props, "module.usage", NodeConfiguration.arguments.map { "( \($0.name) = \($0.example) )" }.joined(separator: " "))
+        pw_impl_module_update_properties(module, &props!.pointee.dict)
+        pw_properties_free(props)
+        return 0
+    } catch {
+        Log.error("libpipewire-module-crosspoint: \(error)")
+        return -EINVAL
+    }
+}

@@ -1,0 +1,178 @@
+import CrosspointCore
+
+/// A module argument that is wrong, and why.
+public struct ArgumentError: Error, Equatable, CustomStringConvertible {
+    public let argument: String
+    public let reason: String
+    public var description: String { "argument '\(argument)': \(reason)" }
+
+    public init(argument: String, reason: String) {
+        self.argument = argument
+        self.reason = reason
+    }
+}
+
+/// One documented module argument (the README's table is made from `NodeConfiguration.arguments`).
+public struct ModuleArgument: Sendable {
+    public let name: String
+    public let example: String
+    public let summary: String
+}
+
+/// What the module's arguments ask for: the node's name and properties, and its mixer.
+public struct NodeConfiguration: Sendable {
+    public var nodeName = "crosspoint"
+    public var nodeDescription: String
+    public var mixer: Mixer
+    /// Other `node.*`, `media.*`, `object.*`, `priority.*` properties, passed to the node as given.
+    public var extraProperties: [(String, String)] = []
+
+    public static let arguments: [ModuleArgument] = [
+        .init(name: "node.name", example: "\"crosspoint\"", summary: "Node name, used by pw-link and `crosspoint`"),
+        .init(name: "node.description", example: "\"Crosspoint 2x1\"", summary: "Name shown in Helvum and qpwgraph"),
+        .init(name: "inputs", example: "2", summary: "Number of input ports, 1 to 256 (default: from input.position, else 2)"),
+        .init(name: "outputs", example: "1", summary: "Number of output ports, 1 to 256 (default: from output.position, else 2)"),
+        .init(name: "input.position", example: "[ FL FR ]", summary: "Channel names of the inputs (default MONO; FL FR; AUX0 AUX1 ...)"),
+        .init(name: "output.position", example: "[ MONO ]", summary: "Channel names of the outputs (same defaults)"),
+        .init(name: "matrix", example: "[ [ 0.5 ] [ 0.5 ] ]", summary: "Cross-point gains: one row per input, each one gain per output"),
+        .init(name: "channel-map", example: "[ -1 -1 0 1 ]", summary: "Core Audio channel map instead of a matrix: per output, its input or -1"),
+        .init(name: "gain.master", example: "1.0", summary: "Master gain (linear)"),
+        .init(name: "ramp.ms", example: "10", summary: "Ramp time of every gain change, ms (0 = jump)"),
+    ]
+
+    static let passThroughPrefixes = ["node.", "media.", "object.", "priority.", "audio.rate"]
+
+    /// Parses the module's SPA-JSON arguments (nil or empty: all defaults).
+    public init(arguments text: String?) throws(ArgumentError) {
+        var pairs: [(String, SPAJSONValue)] = []
+        if let text, !text.allSatisfy(\.isWhitespace) {
+            guard case let .object(object)? = SPAJSONValue(parsing: text) else {
+                throw ArgumentError(argument: text, reason: "the arguments are not a SPA-JSON object { key = value ... }")
+            }
+            pairs = object
+        }
+        var values: [String: SPAJSONValue] = [:]
+        var extra: [(String, String)] = []
+        let known = Set(NodeConfiguration.arguments.map(\.name))
+        for (key, value) in pairs {
+            if known.contains(key) {
+                values[key] = value
+            } else if NodeConfiguration.passThroughPrefixes.contains(where: { key.hasPrefix($0) }) {
+                extra.append((key, value.text))
+            } else {
+                throw ArgumentError(
+                    argument: key,
+                    reason: "unknown argument; known are " + NodeConfiguration.arguments.map(\.name).joined(separator: ", "))
+            }
+        }
+
+        let inputNames = try values["input.position"].map { v throws(ArgumentError) in try Self.names(v, "input.position") }
+        let outputNames = try values["output.position"].map { v throws(ArgumentError) in try Self.names(v, "output.position") }
+        let rows = try values["matrix"].map { v throws(ArgumentError) in try Self.matrix(v) }
+        let map = try values["channel-map"].map { v throws(ArgumentError) in try Self.channelMap(v) }
+        if rows != nil && map != nil {
+            throw ArgumentError(argument: "channel-map", reason: "give either matrix or channel-map, not both")
+        }
+        let inputs = try values["inputs"].map { v throws(ArgumentError) in try Self.count(v, "inputs") }
+            ?? inputNames?.count ?? rows?.count ?? 2
+        let outputs = try values["outputs"].map { v throws(ArgumentError) in try Self.count(v, "outputs") }
+            ?? outputNames?.count ?? rows?.first?.count ?? map?.sources.count ?? 2
+
+        var mixer: Mixer
+        do {
+            mixer = try Mixer(inputs: inputs, outputs: outputs, inputChannels: inputNames, outputChannels: outputNames)
+        } catch {
+            let argument = switch error {
+            case .channelCount(let what, _): what
+            case .shapeMismatch(let text) where text.hasPrefix("input"): "input.position"
+            case .shapeMismatch: "output.position"
+            case .invalidValue(let key, _): key
+            default: "inputs"
+            }
+            throw ArgumentError(argument: argument, reason: error.description)
+        }
+        try Self.apply("matrix", to: &mixer) { m throws(CrosspointError) in if let rows { try m.setMatrix(rows: rows) } }
+        try Self.apply("channel-map", to: &mixer) { m throws(CrosspointError) in if let map { try m.apply(map) } }
+        if let v = values["gain.master"] {
+            let gain = try Self.number(v, "gain.master")
+            try Self.apply("gain.master", to: &mixer) { m throws(CrosspointError) in try m.setMasterGain(gain) }
+        }
+        if let v = values["ramp.ms"] {
+            let ms = try Self.number(v, "ramp.ms")
+            try Self.apply("ramp.ms", to: &mixer) { m throws(CrosspointError) in try m.setRamp(milliseconds: ms) }
+        }
+        if let v = values["node.name"] {
+            guard case let .string(name) = v, !name.isEmpty else {
+                throw ArgumentError(argument: "node.name", reason: "must be a non-empty string, got \(v)")
+            }
+            nodeName = name
+        }
+        self.mixer = mixer
+        nodeDescription = values["node.description"]?.text ?? "Crosspoint \(inputs)x\(outputs)"
+        extraProperties = extra
+    }
+
+    private static func apply(
+        _ argument: String, to mixer: inout Mixer, _ change: (inout Mixer) throws(CrosspointError) -> Void
+    ) throws(ArgumentError) {
+        do { try change(&mixer) } catch { throw ArgumentError(argument: argument, reason: error.description) }
+    }
+
+    private static func number(_ value: SPAJSONValue, _ argument: String) throws(ArgumentError) -> Double {
+        guard case let .number(n) = value else {
+            throw ArgumentError(argument: argument, reason: "must be a number, got \(value)")
+        }
+        return n
+    }
+
+    private static func count(_ value: SPAJSONValue, _ argument: String) throws(ArgumentError) -> Int {
+        let n = try number(value, argument)
+        guard n == n.rounded(), Mixer.channelLimit.contains(Int(n)) else {
+            throw ArgumentError(argument: argument, reason: "must be a whole number from 1 to 256, got \(value)")
+        }
+        return Int(n)
+    }
+
+    private static func names(_ value: SPAJSONValue, _ argument: String) throws(ArgumentError) -> [String] {
+        switch value {
+        case let .array(items): return items.map(\.text)
+        case let .string(s): return s.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+        default: throw ArgumentError(argument: argument, reason: "must be a list of channel names like [ FL FR ], got \(value)")
+        }
+    }
+
+    private static func matrix(_ value: SPAJSONValue) throws(ArgumentError) -> [[Double]] {
+        guard case let .array(rows) = value, !rows.isEmpty else {
+            throw ArgumentError(argument: "matrix", reason: "must be a list of rows like [ [ 1 0 ] [ 0 1 ] ], got \(value)")
+        }
+        var result: [[Double]] = []
+        for (i, row) in rows.enumerated() {
+            guard case let .array(cells) = row else {
+                throw ArgumentError(argument: "matrix", reason: "row \(i) is not a list of gains: \(row)")
+            }
+            var gains: [Double] = []
+            for cell in cells {
+                guard case let .number(g) = cell else {
+                    throw ArgumentError(argument: "matrix", reason: "row \(i) holds \(cell), which is not a number")
+                }
+                gains.append(g)
+            }
+            result.append(gains)
+        }
+        return result
+    }
+
+    private static func channelMap(_ value: SPAJSONValue) throws(ArgumentError) -> ChannelMap {
+        guard case let .array(items) = value, !items.isEmpty else {
+            throw ArgumentError(argument: "channel-map", reason: "must be a list like [ 0 0 ] or [ -1 -1 0 1 ], got \(value)")
+        }
+        var sources: [Int] = []
+        for item in items {
+            guard case let .number(n) = item, n == n.rounded(), abs(n) < 1e6 else {
+                throw ArgumentError(argument: "channel-map", reason: "\(item) is not an input index or -1")
+            }
+            sources.append(Int(n))
+        }
+        return ChannelMap(sources)
+    }
+}

@@ -1,0 +1,83 @@
+import CrosspointCore
+
+extension Mixer {
+    /// Applies the entries of an incoming Props pod in order. A bad entry (unknown key, wrong
+    /// type, NaN, out of range) changes nothing and yields a warning naming it; the others
+    /// still apply. The standard `volume`, `mute` and `channelVolumes` set the master gain,
+    /// the master mute and the output gains.
+    public mutating func apply(_ entries: [PropsCodec.Entry]) -> (changed: Bool, warnings: [String]) {
+        var warnings: [String] = []
+        let before = self
+        for entry in entries {
+            guard let key = entry.key else {
+                warnings.append("Props params: a key is not a string; params are pairs of \"key\" value")
+                continue
+            }
+            do throws(CrosspointError) {
+                switch key {
+                case "volume":
+                    try setMasterGain(try Mixer.number(entry.value, key: key))
+                case "mute":
+                    switch entry.value {
+                    case let .bool(b): setMasterMute(b)
+                    case .number(0): setMasterMute(false)
+                    case .number(1): setMasterMute(true)
+                    default: throw .invalidValue(key: key, reason: "expects true or false, got \(entry.value.text)")
+                    }
+                case "channelVolumes":
+                    guard case let .numbers(volumes) = entry.value else {
+                        throw .invalidValue(key: key, reason: "expects a list of gains, got \(entry.value.text)")
+                    }
+                    guard volumes.count == outputs else {
+                        throw .shapeMismatch("channelVolumes has \(volumes.count) entries but the node has \(outputs) outputs")
+                    }
+                    var next = self
+                    for (j, v) in volumes.enumerated() { try next.setOutputGain(j, v) }
+                    self = next
+                default:
+                    let parameter = try Parameter(key: key, in: self)
+                    try set(parameter, to: try Mixer.parameterValue(entry.value, key: key))
+                }
+            } catch {
+                warnings.append(error.description)
+            }
+        }
+        return (self != before, warnings)
+    }
+
+    static func number(_ value: PropsCodec.RawValue, key: String) throws(CrosspointError) -> Double {
+        guard case let .number(v) = value else {
+            throw .invalidValue(key: key, reason: "expects a number, got \(value.text)")
+        }
+        return v
+    }
+
+    static func parameterValue(_ value: PropsCodec.RawValue, key: String) throws(CrosspointError) -> ParameterValue {
+        switch value {
+        case let .number(v): return .number(v)
+        case let .bool(b): return .bool(b)
+        case let .numbers(list):
+            var ints: [Int] = []
+            for n in list {
+                guard n.isFinite, n == n.rounded() else {
+                    throw .invalidValue(key: key, reason: "\(n) in the list is not a whole number")
+                }
+                ints.append(Int(n))
+            }
+            return .ints(ints)
+        case let .invalid(what):
+            throw .invalidValue(key: key, reason: "got \(what)")
+        }
+    }
+}
+
+extension PropsCodec.RawValue {
+    var text: String {
+        switch self {
+        case let .number(v): Gain.format(v)
+        case let .bool(b): "\(b)"
+        case let .numbers(list): "[" + list.map(Gain.format).joined(separator: ",") + "]"
+        case let .invalid(what): what
+        }
+    }
+}
