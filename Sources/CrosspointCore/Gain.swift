@@ -29,6 +29,7 @@ public enum Gain {
     /// A gain in dB for a table cell: `0.0`, `-6.0`, `-inf`, `ø-6.0` for flipped polarity.
     public static func formatDecibels(_ linear: Double) -> String {
         if linear == 0 { return "-inf" }
+        guard linear.isFinite else { return linear.isNaN ? "nan" : "+inf" }
         let db = decibels(linear)
         let rounded = (db * 10).rounded() / 10
         let text = rounded == 0 ? "0.0" : String(format1: rounded)

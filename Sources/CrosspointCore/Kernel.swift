@@ -33,6 +33,20 @@ enum Kernel {
         _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
         _ a: UnsafePointer<Float>, _ ga: Float
     ) {
+        // Two copies of the loop, each with a constant `accumulate`: a test inside the loop
+        // makes LLVM split the SIMD8 accumulator and scalarise part of it.
+        if accumulate {
+            mix1Loop(out, count, accumulate: true, a, ga)
+        } else {
+            mix1Loop(out, count, accumulate: false, a, ga)
+        }
+    }
+
+    @inline(__always)
+    private static func mix1Loop(
+        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
+        _ a: UnsafePointer<Float>, _ ga: Float
+    ) {
         let va = Vector(repeating: ga)
         var n = 0
         while n + 8 <= count {
@@ -52,6 +66,20 @@ enum Kernel {
     /// out (=|+=) a*ga + b*gb
     @inline(__always)
     static func mix2(
+        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
+        _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float
+    ) {
+        // Two copies of the loop, each with a constant `accumulate`: a test inside the loop
+        // makes LLVM split the SIMD8 accumulator and scalarise part of it.
+        if accumulate {
+            mix2Loop(out, count, accumulate: true, a, ga, b, gb)
+        } else {
+            mix2Loop(out, count, accumulate: false, a, ga, b, gb)
+        }
+    }
+
+    @inline(__always)
+    private static func mix2Loop(
         _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
         _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float
     ) {
@@ -78,6 +106,21 @@ enum Kernel {
         _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
         _ c: UnsafePointer<Float>, _ gc: Float, _ d: UnsafePointer<Float>, _ gd: Float
     ) {
+        // Two copies of the loop, each with a constant `accumulate`: a test inside the loop
+        // makes LLVM split the SIMD8 accumulator and scalarise part of it.
+        if accumulate {
+            mix4Loop(out, count, accumulate: true, a, ga, b, gb, c, gc, d, gd)
+        } else {
+            mix4Loop(out, count, accumulate: false, a, ga, b, gb, c, gc, d, gd)
+        }
+    }
+
+    @inline(__always)
+    private static func mix4Loop(
+        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
+        _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
+        _ c: UnsafePointer<Float>, _ gc: Float, _ d: UnsafePointer<Float>, _ gd: Float
+    ) {
         let va = Vector(repeating: ga), vb = Vector(repeating: gb)
         let vc = Vector(repeating: gc), vd = Vector(repeating: gd)
         var n = 0
@@ -98,6 +141,20 @@ enum Kernel {
     /// out (=|+=) a * (from + step * (position + 1 + n)): one source along a linear ramp.
     @inline(__always)
     static func ramp(
+        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
+        _ a: UnsafePointer<Float>, from: Float, step: Float, position: Int
+    ) {
+        // Two copies of the loop, each with a constant `accumulate`: a test inside the loop
+        // makes LLVM split the SIMD8 accumulator and scalarise part of it.
+        if accumulate {
+            rampLoop(out, count, accumulate: true, a, from: from, step: step, position: position)
+        } else {
+            rampLoop(out, count, accumulate: false, a, from: from, step: step, position: position)
+        }
+    }
+
+    @inline(__always)
+    private static func rampLoop(
         _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
         _ a: UnsafePointer<Float>, from: Float, step: Float, position: Int
     ) {

@@ -17,6 +17,40 @@ public final class MatrixMixer {
         self.mixer = mixer
         state = .allocate(capacity: 1)
         state.initialize(to: RenderState(active: RenderPlan.make(for: mixer), sampleRate: sampleRate))
+        MatrixMixer.warmUp()
+    }
+
+    /// Renders a ramp and a steady mix once, off the render thread, so that the runtime
+    /// metadata the kernel's SIMD types need exists before a real-time thread asks for it.
+    private static let warmedUp: Bool = {
+        guard let probe = try? Mixer(inputs: 2, outputs: 2) else { return false }
+        let mixer = MatrixMixer(probe, sampleRate: 48000, warm: false)
+        var renderer = mixer.renderer
+        let silence = [Float](repeating: 0, count: 64)
+        var out = [Float](repeating: 0, count: 64)
+        silence.withUnsafeBufferPointer { input in
+            out.withUnsafeMutableBufferPointer { output in
+                let inputs = [input.baseAddress, input.baseAddress]
+                let outputs = [output.baseAddress, output.baseAddress]
+                for gain in [0.5, 0.25] {
+                    try? mixer.update { m throws(CrosspointError) in try m.setCrosspoint(input: 0, output: 0, gain: gain) }
+                    inputs.withUnsafeBufferPointer { ins in
+                        outputs.withUnsafeBufferPointer { outs in
+                            renderer.render(frameCount: 64, inputs: ins, outputs: outs)
+                        }
+                    }
+                }
+            }
+        }
+        return true
+    }()
+
+    private static func warmUp() { _ = warmedUp }
+
+    private init(_ mixer: Mixer, sampleRate: Double, warm: Bool) {
+        self.mixer = mixer
+        state = .allocate(capacity: 1)
+        state.initialize(to: RenderState(active: RenderPlan.make(for: mixer), sampleRate: sampleRate))
     }
 
     /// Frees everything. The render thread must no longer be using `renderer`.
@@ -34,7 +68,7 @@ public final class MatrixMixer {
 
     /// Applies a change to the model and, when it succeeds, hands it to the renderer. When it
     /// throws, nothing changes.
-    public func update(_ change: (inout Mixer) throws(CrosspointError) -> Void) throws(CrosspointError) {
+    public func update<Failure: Error>(_ change: (inout Mixer) throws(Failure) -> Void) throws(Failure) {
         var next = mixer
         try change(&next)
         replace(with: next)
@@ -135,7 +169,9 @@ public struct MatrixRenderer: RenderBlock {
         guard tail - s.pointee.retiredHead.load(ordering: .acquiring) < RenderState.retiredCapacity,
               let next = s.pointee.pending.exchange(nil, ordering: .acquiring)
         else { return }
-        let rampFrames = Int(min((next.pointee.rampSeconds * s.pointee.sampleRate).rounded(), Double(Int32.max)))
+        let rate = s.pointee.sampleRate
+        let frames = next.pointee.rampSeconds * (rate.isFinite && rate > 0 ? rate : 48000)
+        let rampFrames = frames.isFinite ? Int(min(frames.rounded(), Double(Int32.max))) : 0
         next.pointee.install(after: s.pointee.active, rampFrames: rampFrames)
         s.pointee.retired[tail % RenderState.retiredCapacity] = s.pointee.active
         s.pointee.retiredTail.store(tail + 1, ordering: .releasing)
@@ -185,6 +221,16 @@ public struct MatrixRenderer: RenderBlock {
     ) {
         var k = Int(plan.start[j])
         let end = Int(plan.start[j + 1])
+        // Fast path: a single source at unity (identity, channel maps) is a copy.
+        if end - k == 1 && plan.gain[k] == 1 {
+            let i = Int(plan.source[k])
+            if i < inputs.count, let p = inputs[i] {
+                Kernel.copy(out, p + offset, frames)
+            } else {
+                Kernel.clear(out, frames)
+            }
+            return
+        }
         var written = false
         // Up to four live sources are gathered, then mixed in one pass.
         var p0 = UnsafePointer<Float>(bitPattern: 8)!, p1 = p0, p2 = p0, p3 = p0
