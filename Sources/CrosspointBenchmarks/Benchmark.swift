@@ -1,0 +1,477 @@
+// crosspoint-bench: Crosspoint's render kernel beside OpenBLAS `cblas_sgemm` (one thread) and
+// `memcpy`, on the same buffers, for a few matrix shapes and block sizes.
+//
+//     crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS] [--checksum]
+//
+// Each cell is the median, over several batches, of the time per block; each batch repeats
+// the operation enough times to last a few milliseconds, and the contenders' batches are
+// interleaved so drift on a shared machine hits them alike. The matrix is set with a zero
+// ramp and a few blocks are rendered before timing, so the steady state is timed.
+//
+// The comparison: outputs[M x F] = Cᵀ[M x N] · inputs[N x F], row-major, where C is the N x M
+// cross-point matrix (one row per input), the inputs are N contiguous channels of F frames and
+// the outputs M contiguous channels of F frames. Crosspoint gets one pointer per channel into
+// those same blocks; sgemm gets the blocks themselves; memcpy copies M*F floats into the
+// output block in one call, and "memcpy×M" copies them channel by channel (M calls of F
+// floats, from M source channels): the floor for a routing that writes M separate buffers.
+
+import COpenBLAS
+import CrosspointCore
+import Glibc
+
+// MARK: Options
+
+struct Options {
+    var quick = false
+    var filters: [String] = []
+    var frameCounts = [64, 256, 1024]
+    var pad = 0
+    var checksum = false
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var i = 0
+        func value(_ flag: String) -> String {
+            i += 1
+            guard i < arguments.count else { fail("\(flag) needs a value") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            let a = arguments[i]
+            switch a {
+            case "--quick", "-q": options.quick = true
+            case "--filter", "-f": options.filters.append(value(a).lowercased())
+            case "--frames":
+                let list = value(a).split(separator: ",").compactMap { Int($0) }
+                guard !list.isEmpty, list.allSatisfy({ (1...maximumFrameCount).contains($0) }) else {
+                    fail("--frames takes a comma-separated list of 1...\(maximumFrameCount)")
+                }
+                options.frameCounts = list
+            case "--pad":
+                guard let pad = Int(value(a)), (0...4096).contains(pad) else { fail("--pad takes 0...4096 floats") }
+                options.pad = pad
+            case "--checksum": options.checksum = true
+            case "--help", "-h":
+                print("""
+                    usage: crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS]
+                                            [--checksum]
+                      --quick           fewer, shorter batches (about 6x faster, noisier)
+                      --filter SHAPE    only shapes whose name contains SHAPE (e.g. 64x64, identity,
+                                        "256x256 dense"); repeatable
+                      --frames LIST     block sizes to time (default 64,256,1024)
+                      --pad FLOATS      gap between channels (default 0: the channels of a block are
+                                        back to back, the exact row-major matrices sgemm is given;
+                                        sgemm's leading dimensions grow to match)
+                      --checksum        also print, per shape, a hash of the bits of Crosspoint's
+                                        output (all block sizes): equal hashes from two builds mean
+                                        bit-identical output, e.g. before and after a kernel change
+                    """)
+                exit(0)
+            default:
+                if a.hasPrefix("--filter=") {
+                    options.filters.append(String(a.dropFirst("--filter=".count)).lowercased())
+                } else {
+                    fail("unknown argument '\(a)' (try --help)")
+                }
+            }
+            i += 1
+        }
+        return options
+    }
+}
+
+func fail(_ message: String) -> Never {
+    var text = "crosspoint-bench: \(message)\n"
+    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+    exit(2)
+}
+
+// MARK: Shapes
+
+enum MatrixKind: String {
+    case dense, identity, channelMap = "channel-map"
+}
+
+struct Shape {
+    let inputs: Int
+    let outputs: Int
+    let kind: MatrixKind
+    var name: String { "\(inputs)x\(outputs) \(kind.rawValue)" }
+
+    /// One row per input, one gain per output.
+    func rows(using rng: inout SeededGenerator) -> [[Double]] {
+        var rows = [[Double]](repeating: [Double](repeating: 0, count: outputs), count: inputs)
+        switch kind {
+        case .dense:
+            // Every cross-point non-zero and not 1, so no copy shortcut applies.
+            for i in 0..<inputs {
+                for j in 0..<outputs {
+                    let magnitude = Double.random(in: 0.1...0.9, using: &rng)
+                    rows[i][j] = Bool.random(using: &rng) ? magnitude : -magnitude
+                }
+            }
+        case .identity:
+            for k in 0..<min(inputs, outputs) { rows[k][k] = 1 }
+        case .channelMap:
+            // A seeded permutation of the inputs onto the outputs, with no fixed point.
+            precondition(inputs == outputs)
+            var permutation = Array(0..<outputs)
+            repeat { permutation.shuffle(using: &rng) } while zip(permutation, 0...).contains { $0 == $1 }
+            for i in 0..<inputs { rows[i][permutation[i]] = 1 }
+        }
+        return rows
+    }
+}
+
+let allShapes = [
+    Shape(inputs: 2, outputs: 1, kind: .dense),
+    Shape(inputs: 2, outputs: 2, kind: .dense),
+    Shape(inputs: 8, outputs: 8, kind: .dense),
+    Shape(inputs: 64, outputs: 64, kind: .dense),
+    Shape(inputs: 64, outputs: 64, kind: .identity),
+    Shape(inputs: 64, outputs: 64, kind: .channelMap),
+    Shape(inputs: 256, outputs: 256, kind: .dense),
+    Shape(inputs: 256, outputs: 256, kind: .identity),
+]
+
+// MARK: Workloads
+
+protocol Workload {
+    mutating func run()
+}
+
+struct CrosspointRender: Workload {
+    var renderer: MatrixRenderer
+    let frames: Int
+    let inputs: UnsafeBufferPointer<UnsafePointer<Float>?>
+    let outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>
+
+    @inline(__always)
+    mutating func run() {
+        renderer.render(frameCount: frames, inputs: inputs, outputs: outputs)
+    }
+}
+
+struct BLASProduct: Workload {
+    let m: blasint, n: blasint, frames: blasint, stride: blasint
+    let a: UnsafePointer<Float>  // M x N, row-major: Cᵀ
+    let b: UnsafePointer<Float>  // N x F, row-major: the inputs
+    let c: UnsafeMutablePointer<Float>  // M x F, row-major: the outputs
+
+    @inline(__always)
+    func run() {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, frames, n, 1, a, n, b, stride, 0, c, stride)
+    }
+}
+
+struct MemoryCopy: Workload {
+    let destination: UnsafeMutableRawPointer
+    let source: UnsafeRawPointer
+    let bytes: Int
+
+    @inline(__always)
+    func run() {
+        memcpy(destination, source, bytes)
+    }
+}
+
+struct ChannelCopy: Workload {
+    let destinations: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>
+    let source: UnsafePointer<Float>
+    let stride: Int
+    let frames: Int
+
+    @inline(__always)
+    func run() {
+        for j in 0..<destinations.count {
+            memcpy(destinations[j]!, source + j * stride, frames * MemoryLayout<Float>.stride)
+        }
+    }
+}
+
+// MARK: Timing
+
+@inline(never)
+func timeBatch<W: Workload>(_ work: inout W, iterations: Int) -> UInt64 {
+    let start = monotonicNanoseconds()
+    for _ in 0..<iterations { work.run() }
+    return monotonicNanoseconds() &- start
+}
+
+/// Iterations for one batch to last about `batchNanoseconds` (runs the work meanwhile, which
+/// doubles as warm-up).
+func calibrate<W: Workload>(_ work: inout W, batchNanoseconds: UInt64) -> Int {
+    var iterations = 1
+    while true {
+        let elapsed = timeBatch(&work, iterations: iterations)
+        if elapsed >= batchNanoseconds / 4 || iterations >= 1 << 28 {
+            let scaled = Double(iterations) * Double(batchNanoseconds) / Double(max(elapsed, 1))
+            return max(1, Int(scaled.rounded()))
+        }
+        iterations *= elapsed < batchNanoseconds / 64 ? 8 : 2
+    }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    let mid = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+struct CellResult {
+    var crosspoint: Double
+    var sgemm: Double
+    var memcpy: Double
+    var channelMemcpy: Double
+}
+
+/// Median ns per block of each contender, batches interleaved.
+func measure<A: Workload, B: Workload, C: Workload, D: Workload>(
+    _ a: inout A, _ b: inout B, _ c: inout C, _ d: inout D, batches: Int, batchNanoseconds: UInt64
+) -> CellResult {
+    let na = calibrate(&a, batchNanoseconds: batchNanoseconds)
+    let nb = calibrate(&b, batchNanoseconds: batchNanoseconds)
+    let nc = calibrate(&c, batchNanoseconds: batchNanoseconds)
+    let nd = calibrate(&d, batchNanoseconds: batchNanoseconds)
+    var ta: [Double] = [], tb: [Double] = [], tc: [Double] = [], td: [Double] = []
+    ta.reserveCapacity(batches)
+    tb.reserveCapacity(batches)
+    tc.reserveCapacity(batches)
+    td.reserveCapacity(batches)
+    for _ in 0..<batches {
+        ta.append(Double(timeBatch(&a, iterations: na)) / Double(na))
+        tb.append(Double(timeBatch(&b, iterations: nb)) / Double(nb))
+        tc.append(Double(timeBatch(&c, iterations: nc)) / Double(nc))
+        td.append(Double(timeBatch(&d, iterations: nd)) / Double(nd))
+    }
+    return CellResult(crosspoint: median(ta), sgemm: median(tb), memcpy: median(tc), channelMemcpy: median(td))
+}
+
+// MARK: One shape
+
+struct Row {
+    let shape: String
+    let frames: Int
+    let result: CellResult
+    /// On the shape's first row: the largest |crosspoint - sgemm| and the largest |sgemm| output.
+    let check: (difference: Double, magnitude: Double)?
+    /// On the shape's first row: FNV-1a over the bits of every output sample of every block size.
+    var outputHash: UInt64 = 0
+}
+
+func benchmark(_ shape: Shape, frameCounts: [Int], pad: Int, batches: Int, batchNanoseconds: UInt64) throws -> [Row] {
+    let n = shape.inputs, m = shape.outputs
+    let maxStride = frameCounts.max()! + pad
+    var rng = SeededGenerator(seed: 0xC055_9017 &+ UInt64(n * 1000 + m) &+ UInt64(shape.kind == .channelMap ? 1 : 0))
+    let rows = shape.rows(using: &rng)
+
+    let mixer = MatrixMixer(try Mixer(inputs: n, outputs: m))
+    try mixer.update { mixer throws(CrosspointError) in
+        try mixer.setRamp(milliseconds: 0)
+        try mixer.setMatrix(rows: rows)
+    }
+
+    // Cᵀ for sgemm, from the gains Crosspoint actually applies.
+    let a = allocateFloats(m * n)
+    for j in 0..<m {
+        for i in 0..<n { a[j * n + i] = mixer.mixer.effectiveGain(input: i, output: j) }
+    }
+    let inputBlock = allocateFloats(n * maxStride)
+    for k in 0..<(n * maxStride) { inputBlock[k] = Float.random(in: -1...1, using: &rng) }
+    let outputBlock = allocateFloats(m * maxStride)
+    let copySource = allocateFloats(m * maxStride)
+    for k in 0..<(m * maxStride) { copySource[k] = Float.random(in: -1...1, using: &rng) }
+    let check = allocateFloats(m * maxStride)
+    let inputPointers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: n)
+    let outputPointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: m)
+    defer {
+        for p in [a, inputBlock, outputBlock, copySource, check] { freeFloats(p) }
+        inputPointers.deallocate()
+        outputPointers.deallocate()
+    }
+
+    var result: [Row] = []
+    var maxDifference = 0.0, maxMagnitude = 0.0
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for frames in frameCounts {
+        // Channels of `frames` floats, `stride` apart: the row-major matrices sgemm sees.
+        let stride = frames + pad
+        for i in 0..<n { inputPointers[i] = UnsafePointer(inputBlock + i * stride) }
+        for j in 0..<m { outputPointers[j] = outputBlock + j * stride }
+        var render = CrosspointRender(
+            renderer: mixer.renderer, frames: frames,
+            inputs: UnsafeBufferPointer(start: inputPointers, count: n),
+            outputs: UnsafeBufferPointer(start: outputPointers, count: m))
+        var blas = BLASProduct(
+            m: blasint(m), n: blasint(n), frames: blasint(frames), stride: blasint(stride),
+            a: a, b: inputBlock, c: outputBlock)
+        var copy = MemoryCopy(
+            destination: UnsafeMutableRawPointer(outputBlock), source: UnsafeRawPointer(copySource),
+            bytes: m * frames * MemoryLayout<Float>.stride)
+
+        // Install the plan and reach the steady state.
+        for _ in 0..<4 { render.run() }
+
+        // Honesty check: the same product both ways.
+        outputBlock.update(repeating: .nan, count: m * stride)
+        render.run()
+        check.update(from: outputBlock, count: m * stride)
+        for j in 0..<m {
+            for k in (j * stride)..<(j * stride + frames) {
+                hash = (hash ^ UInt64(check[k].bitPattern)) &* 0x100_0000_01B3
+            }
+        }
+        outputBlock.update(repeating: .nan, count: m * stride)
+        blas.run()
+        for j in 0..<m {
+            for k in (j * stride)..<(j * stride + frames) {
+                let d = Double(abs(check[k] - outputBlock[k]))
+                maxDifference = d.isNaN ? .infinity : max(maxDifference, d)
+                maxMagnitude = max(maxMagnitude, Double(abs(outputBlock[k])))
+            }
+        }
+
+        var channelCopy = ChannelCopy(
+            destinations: UnsafeBufferPointer(start: outputPointers, count: m), source: copySource,
+            stride: stride, frames: frames)
+        let cell = measure(&render, &blas, &copy, &channelCopy, batches: batches, batchNanoseconds: batchNanoseconds)
+        result.append(Row(shape: shape.name, frames: frames, result: cell, check: nil))
+    }
+    if !result.isEmpty {
+        let first = result[0]
+        result[0] = Row(
+            shape: first.shape, frames: first.frames, result: first.result,
+            check: (maxDifference, maxMagnitude), outputHash: hash)
+    }
+    return result
+}
+
+// MARK: Main
+
+/// Keeps the core busy for a while before the first measurement, so the first cells are not
+/// timed while the clock is still ramping up (they came out up to 2x slow without this).
+func warmUp(nanoseconds: UInt64) {
+    let count = 4096
+    let a = allocateFloats(count), b = allocateFloats(count)
+    defer { freeFloats(a); freeFloats(b) }
+    let start = monotonicNanoseconds()
+    while monotonicNanoseconds() &- start < nanoseconds {
+        for _ in 0..<64 {
+            memcpy(b, a, count * MemoryLayout<Float>.stride)
+            a[0] += b[count - 1]
+        }
+    }
+}
+
+@main
+struct CrosspointBench {
+    static func main() {
+        // OpenBLAS reads OPENBLAS_NUM_THREADS when it is loaded, before main, and starts its worker
+        // threads then; openblas_set_num_threads(1) later stops it using them, but they stay
+        // alive (and on some builds spin). So without the variable, set it and start over.
+        if getenv("OPENBLAS_NUM_THREADS").map({ String(cString: $0) }) != "1" {
+            setenv("OPENBLAS_NUM_THREADS", "1", 1)
+            execv("/proc/self/exe", CommandLine.unsafeArgv)
+            // exec failed: carry on with the one-thread setting below.
+        }
+        openblas_set_num_threads(1)
+
+        let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+        let shapes = allShapes.filter { shape in
+            options.filters.isEmpty || options.filters.contains { shape.name.lowercased().contains($0) }
+        }
+        guard !shapes.isEmpty else { fail("no shape matches --filter \(options.filters.joined(separator: ", "))") }
+        let batches = options.quick ? 3 : 9
+        let batchNanoseconds: UInt64 = options.quick ? 5_000_000 : 10_000_000
+
+        let machine = MachineInfo.current()
+        #if DEBUG
+        let build = "debug (numbers meaningless: build with -c release)"
+        #else
+        let build = "release"
+        #endif
+        print("crosspoint-bench: Crosspoint render vs OpenBLAS cblas_sgemm vs memcpy")
+        print("date:    \(machine.date)")
+        print("cpu:     \(machine.cpuModel), \(machine.onlineCores) cores online, flags: \(machine.vectorFlags.joined(separator: " "))")
+        print("openblas: \(machine.blasConfig) (core \(machine.blasCore)), threads: \(machine.blasThreads) (process threads: \(machine.processThreads))")
+        print("build:   \(build); \(options.quick ? "quick: " : "")median of \(batches) batches of ~\(batchNanoseconds / 1_000_000) ms per cell and contender")
+        print("layout:  buffers 64-byte aligned; channel stride = frames" + (options.pad > 0 ? " + \(options.pad) floats" : " (back to back)"))
+        print("")
+        print("Time per block (median). outputs[M x F] = Cᵀ[M x N] · inputs[N x F]; memcpy copies M*F floats")
+        print("in one call, memcpy×M in M calls of F floats (one per output channel).")
+        print("max abs Δ = largest |crosspoint - sgemm| over every output sample of every block size;")
+        print("max abs y = largest |output| (so max abs Δ / max abs y is the relative error).")
+        print("")
+
+        let header = [
+            "shape", "frames", "crosspoint", "sgemm", "memcpy", "memcpy×M", "xp/sgemm", "xp/memcpy", "xp/memcpy×M",
+            "max abs Δ", "max abs y",
+        ]
+        let widths = [18, 6, 11, 11, 11, 11, 8, 9, 11, 9, 9]
+        func line(_ cells: [String]) -> String {
+            var s = "|"
+            for (k, cell) in cells.enumerated() { s += " " + pad(cell, widths[k], right: k > 0) + " |" }
+            return s
+        }
+        print(line(header))
+        print("|" + widths.enumerated().map { k, w in
+            String(repeating: "-", count: k > 0 ? w + 1 : w + 2) + (k > 0 ? ":" : "")
+        }.joined(separator: "|") + "|")
+
+        warmUp(nanoseconds: options.quick ? 100_000_000 : 300_000_000)
+
+        var all: [Row] = []
+        for shape in shapes {
+            let rows: [Row]
+            do {
+                rows = try benchmark(shape, frameCounts: options.frameCounts, pad: options.pad, batches: batches,
+                                     batchNanoseconds: batchNanoseconds)
+            } catch {
+                fail("\(shape.name): \(error)")
+            }
+            for row in rows {
+                let r = row.result
+                print(line([
+                    row.shape, "\(row.frames)", formatTime(r.crosspoint), formatTime(r.sgemm), formatTime(r.memcpy),
+                    formatTime(r.channelMemcpy),
+                    format("%.2fx", r.crosspoint / r.sgemm), format("%.2fx", r.crosspoint / r.memcpy),
+                    format("%.2fx", r.crosspoint / r.channelMemcpy),
+                    row.check.map { format("%.1e", $0.difference) } ?? "",
+                    row.check.map { format("%.1f", $0.magnitude) } ?? "",
+                ]))
+                fflush(nil)  // rows as they come, even into a pipe
+            }
+            all += rows
+        }
+
+        if options.checksum {
+            print("")
+            print("Output hashes (FNV-1a of Crosspoint's output bits, all block sizes):")
+            for row in all where row.check != nil {
+                print("  " + pad(row.shape, 18) + format(" %016llx", row.outputHash))
+            }
+        }
+
+        // The issue's targets, where this run measured them.
+        print("")
+        var verdicts: [String] = []
+        for row in all where row.shape == "64x64 dense" && row.frames == 1024 {
+            let ratio = row.result.crosspoint / row.result.sgemm
+            verdicts.append(format("64x64 dense @1024: crosspoint/sgemm %.2fx (target <= 2x): ", ratio)
+                + (ratio <= 2 ? "met" : "MISSED"))
+        }
+        for row in all where row.shape.hasSuffix("identity") || row.shape.hasSuffix("channel-map") {
+            let ratio = row.result.crosspoint / row.result.memcpy
+            verdicts.append("\(row.shape) @\(row.frames): " + format("crosspoint/memcpy %.2fx (target <= 2x): ", ratio)
+                + (ratio <= 2 ? "met" : "MISSED"))
+        }
+        for row in all {
+            guard let check = row.check, !(check.difference <= 1e-5 * max(check.magnitude, 1)) else { continue }
+            verdicts.append("\(row.shape): crosspoint and sgemm DISAGREE (max abs Δ \(check.difference))")
+        }
+        if !verdicts.isEmpty {
+            print("Targets:")
+            for v in verdicts { print("  " + v) }
+        }
+    }
+}
