@@ -42,6 +42,6 @@ let package = Package(
         // Test support: counts malloc calls on the calling thread.
         .target(name: "CAllocationCounter"),
         .testTarget(name: "CrosspointCoreTests", dependencies: ["CrosspointCore", "CAllocationCounter"]),
-        .testTarget(name: "CrosspointIntegrationTests", dependencies: ["CrosspointCore"]),
+        .testTarget(name: "CrosspointIntegrationTests", dependencies: ["CrosspointCore"], exclude: ["Fixtures"]),
     ]
 )
