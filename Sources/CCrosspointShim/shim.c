@@ -185,7 +185,7 @@ int cpshim_props_parse(const struct spa_pod *param, cpshim_prop_fn fn, void *use
                 if (spa_pod_is_string(key)) spa_pod_get_string(key, &name);
                 memset(&value, 0, offsetof(struct cpshim_value, numbers));
                 value.kind = CPSHIM_OTHER;
-                value.type_name = "nothing";
+                value.type_name = "nothing (the key has no value)";
                 fn(user, name, &value);
             }
             break;

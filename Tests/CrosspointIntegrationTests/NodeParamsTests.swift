@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+
+/// The node as PipeWire tools see it: pw-dump, pw-cli set-param and enum-params, module
+/// arguments, and the module's life in a running daemon.
+@Suite(.serialized)
+struct NodeParamsTests {
+    let sandbox: Sandbox
+
+    init() throws {
+        sandbox = try Sandbox(dropIns: [
+            repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path,
+            repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/nodes.conf").path,
+        ])
+        _ = try sandbox.waitFor("the nodes") { $0.nodeID("xp-params") != nil && $0.nodeID("xp-4x3") != nil }
+    }
+
+    func id(_ node: String) throws -> Int {
+        try #require(try Graph(sandbox).nodeID(node), "node \(node) is missing")
+    }
+
+    /// `pw-cli enum-params <id> Props`, read back as key -> printed value.
+    func enumProps(_ node: String) throws -> [String: String] {
+        let result = sandbox.run(["pw-cli", "enum-params", "\(try id(node))", "Props"])
+        #expect(result.succeeded, "enum-params failed: \(result.stderr)")
+        var values: [String: String] = [:]
+        let lines = result.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        var k = 0
+        while k + 1 < lines.count {
+            if lines[k].hasPrefix("String \""), !lines[k + 1].hasPrefix("String ") {
+                let key = String(lines[k].dropFirst("String \"".count).dropLast())
+                var value = lines[k + 1]
+                if value.hasPrefix("Array") {  // the elements follow, one a line
+                    var items: [String] = []
+                    var m = k + 2
+                    while m < lines.count, lines[m].hasPrefix("Int ") { items.append(String(lines[m].dropFirst(4))); m += 1 }
+                    value = "[" + items.joined(separator: ",") + "]"
+                }
+                values[key] = value
+                k += 2
+            } else {
+                k += 1
+            }
+        }
+        return values
+    }
+
+    func setParam(_ node: String, _ json: String) throws {
+        let result = sandbox.run(["pw-cli", "set-param", "\(try id(node))", "Props", json])
+        #expect(result.succeeded, "set-param \(json): \(result.stderr)")
+        usleep(150_000)
+    }
+
+    @Test func pwDumpShowsPortNamesAndConfiguredParams() throws {
+        let graph = try Graph(sandbox)
+        let node = try #require(graph.nodes(named: "xp-4x3").first)
+        let props = Graph.props(node)
+        #expect(props["media.category"] as? String == "Filter")
+        #expect(props["node.description"] as? String == "Crosspoint 4x3")
+        let inputs = graph.ports(of: "xp-4x3", direction: "input")
+        let outputs = graph.ports(of: "xp-4x3", direction: "output")
+        #expect(Set(inputs.compactMap { $0["port.name"] as? String }) == ["in_AUX0", "in_AUX1", "in_AUX2", "in_AUX3"])
+        #expect(Set(outputs.compactMap { $0["port.name"] as? String }) == ["out_AUX0", "out_AUX1", "out_AUX2"])
+        for port in inputs + outputs {
+            #expect(port["format.dsp"] as? String == "32 bit float mono audio")
+            #expect((port["port.alias"] as? String)?.hasPrefix("Crosspoint 4x3:") == true)
+            #expect((port["port.name"] as? String)?.hasSuffix("_" + (port["audio.channel"] as? String ?? "?")) == true)
+        }
+        let params = graph.params(of: "xp-4x3")
+        #expect(sandbox.float(params["matrix.1.1"]) == -0.75)
+        #expect(sandbox.float(params["matrix.2.0"]).map { abs($0 - 0.3) < 1e-6 } == true)
+        #expect(sandbox.float(params["gain.master"]) == 1)
+        #expect(sandbox.float(params["ramp.ms"]) == 5)
+        let names = graph.propInfoNames(of: "xp-4x3")
+        for key in ["gain.master", "gain.in.3", "gain.out.2", "matrix.3.2", "mute.in.0", "mute.out.2", "channel-map", "ramp.ms"] {
+            #expect(names.contains(key), "PropInfo lacks \(key)")
+        }
+        // The shipped drop-in's node, with its channel names.
+        #expect(Set(graph.ports(of: "crosspoint", direction: "input").compactMap { $0["port.name"] as? String }) == ["in_FL", "in_FR"])
+        #expect(graph.ports(of: "crosspoint", direction: "output").compactMap { $0["port.name"] as? String } == ["out_MONO"])
+        sandbox.stop()
+    }
+
+    @Test func setParamChangesCrosspointGainMuteAndMapAndEnumParamsReadsThemBack() throws {
+        try setParam("xp-params", #"{ params = [ "matrix.0.1" 0.5 "matrix.FR.FR" 0.25 "gain.in.1" 2 "mute.out.0" true ] }"#)
+        var props = try enumProps("xp-params")
+        #expect(props["matrix.0.1"] == "Float 0.500000")
+        #expect(props["matrix.1.1"] == "Float 0.250000")
+        #expect(props["gain.in.1"] == "Float 2.000000")
+        #expect(props["mute.out.0"] == "Bool true")
+        // out0 muted; out1 = 0.5 * in0 + 2 * 0.25 * in1
+        try sandbox.expectAudio(node: "xp-params", gains: [[0, 0.5], [0, 0.5]])
+
+        try setParam("xp-params", #"{ params = [ "mute.out.0" false "channel-map" [ 1 0 ] "gain.in.1" 1 ] }"#)
+        props = try enumProps("xp-params")
+        #expect(props["channel-map"] == "[1,0]")
+        #expect(props["matrix.0.0"] == "Float 0.000000" && props["matrix.1.0"] == "Float 1.000000")
+        try sandbox.expectAudio(node: "xp-params", gains: [[0, 1], [1, 0]])
+        sandbox.stop()
+    }
+
+    @Test func standardVolumeMuteAndChannelVolumesMapToMasterAndOutputGains() throws {
+        try setParam("xp-params", "{ volume = 0.5 channelVolumes = [ 0.25 1.5 ] }")
+        var props = try enumProps("xp-params")
+        #expect(props["gain.master"] == "Float 0.500000")
+        #expect(props["gain.out.0"] == "Float 0.250000" && props["gain.out.1"] == "Float 1.500000")
+        try sandbox.expectAudio(node: "xp-params", gains: [[0.125, 0], [0, 0.75]])
+        try setParam("xp-params", "{ mute = true }")
+        props = try enumProps("xp-params")
+        try sandbox.expectAudio(node: "xp-params", gains: [[0, 0], [0, 0]])
+        sandbox.stop()
+    }
+
+    @Test func malformedSetParamsAreRefusedAndChangeNothing() throws {
+        let before = try enumProps("xp-4x3")
+        let bad: [(String, String)] = [
+            (#"{ params = [ "matrix.0.0" "loud" ] }"#, "matrix.0.0"),
+            (#"{ params = [ "matrix.9.0" 0.5 ] }"#, "input index 9"),
+            (#"{ params = [ "matrix.0.7" 0.5 ] }"#, "output index 7"),
+            (#"{ params = [ "no.such.key" 1 ] }"#, "unknown parameter 'no.such.key'"),
+            (#"{ params = [ "gain.master" 1e30 ] }"#, "gain.master"),
+            (#"{ params = [ "gain.in.0" 11 ] }"#, "outside"),
+            (#"{ params = [ "mute.in.0" 0.5 ] }"#, "mute.in.0"),
+            (#"{ params = [ "channel-map" [ ] ] }"#, "channel-map"),
+            (#"{ params = [ "channel-map" [ 0 1 2 3 0 1 2 3 0 1 2 3 0 1 2 3 0 1 2 3 ] ] }"#, "channel-map has 20 entries"),
+            (#"{ params = [ "channel-map" [ 7 0 0 ] ] }"#, "entry 0 is 7"),
+            (#"{ params = [ "ramp.ms" -4 ] }"#, "ramp.ms"),
+            (#"{ params = [ "matrix.FL.X" 1 ] }"#, "no input channel is named 'FL'"),
+            (#"{ params = [ 42 1 ] }"#, "key is not a string"),
+            (#"{ params = [ "gain.out.1" ] }"#, "gain.out.1: got a value of type nothing"),
+            ("{ channelVolumes = [ 1 1 ] }", "channelVolumes has 2 entries"),
+        ]
+        for (json, mention) in bad {
+            try setParam("xp-4x3", json)
+            #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded, "daemon died after \(json)")
+            #expect(sandbox.daemonLog.contains(mention), "no warning naming '\(mention)' for \(json)")
+        }
+        let after = try enumProps("xp-4x3")
+        #expect(after == before)
+        try sandbox.expectAudio(node: "xp-4x3", gains: NodeAudioTests.mixed)
+        sandbox.stop()
+    }
+
+    @Test func destroyingTheModuleRemovesTheNodeAndARestartLoadsItAgain() throws {
+        let graph = try Graph(sandbox)
+        let module = try #require(graph.objects.first { o in
+            (o["type"] as? String) == "PipeWire:Interface:Module"
+                && ((o["info"] as? [String: Any])?["args"] as? String)?.contains("xp-swap") == true
+        })
+        let moduleID = try #require(module["id"] as? Int)
+        #expect(sandbox.run(["pw-cli", "destroy", "\(moduleID)"]).succeeded)
+        _ = try sandbox.waitFor("xp-swap to go") { $0.nodeID("xp-swap") == nil }
+        #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded, "the daemon must keep running")
+        #expect(try Graph(sandbox).nodeID("xp-4x3") != nil, "other nodes stay")
+        try sandbox.expectAudio(node: "xp-mono-stereo", gains: [[1, 1]])
+
+        try sandbox.restartDaemon()
+        _ = try sandbox.waitFor("xp-swap to come back") { $0.nodeID("xp-swap") != nil }
+        try sandbox.expectAudio(node: "xp-swap", gains: [[0, 1], [1, 0]])
+        sandbox.stop()
+    }
+}
+
+/// Module arguments that are wrong, and the standalone process.
+@Suite(.serialized)
+struct ModuleArgumentTests {
+    @Test func aBadModuleArgumentFailsLoudlyAndTheDaemonKeepsRunning() throws {
+        let conf = NSTemporaryDirectory() + "crosspoint-bad-\(getpid()).conf"
+        try """
+        context.modules = [
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-bad" inputs = 0 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-bad2" matrix = [ [ 1 ] [ "x" ] ] } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-bad3" inptus = 2 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-good" } }
+        ]
+        """.write(toFile: conf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: conf) }
+        let sandbox = try Sandbox(dropIns: [conf])
+        defer { sandbox.stop() }
+        _ = try sandbox.waitFor("xp-good") { $0.nodeID("xp-good") != nil }
+        let graph = try Graph(sandbox)
+        #expect(graph.nodeID("xp-bad") == nil && graph.nodeID("xp-bad2") == nil && graph.nodeID("xp-bad3") == nil)
+        let log = sandbox.daemonLog
+        #expect(log.contains("argument 'inputs': must be a whole number from 1 to 256, got 0"), "\(log)")
+        #expect(log.contains("argument 'matrix': row 1 holds \"x\", which is not a number"), "\(log)")
+        #expect(log.contains("argument 'inptus': unknown argument"), "\(log)")
+        #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded)
+    }
+
+    @Test func theStandaloneConfigRunsTheNodeAsItsOwnProcess() throws {
+        let sandbox = try Sandbox(dropIns: [])
+        defer { sandbox.stop() }
+        let conf = repositoryRoot.appendingPathComponent("conf/crosspoint-standalone.conf").path
+        for round in 1...2 {
+            let process = try sandbox.start(["pipewire", "-c", conf])
+            _ = try sandbox.waitFor("the standalone node, round \(round)") { $0.nodeID("crosspoint-standalone") != nil }
+            try sandbox.expectAudio(node: "crosspoint-standalone", gains: [[1, 0], [0, 1]])
+            process.stop()
+            _ = try sandbox.waitFor("the standalone node to go") { $0.nodeID("crosspoint-standalone") == nil }
+        }
+    }
+}

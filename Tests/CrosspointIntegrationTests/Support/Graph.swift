@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// A snapshot of the daemon's objects, read with pw-dump.
+struct Graph {
+    let objects: [[String: Any]]
+
+    init(_ sandbox: Sandbox) throws {
+        let result = sandbox.run(["pw-dump"])
+        guard result.succeeded, let data = result.stdout.data(using: .utf8),
+              let objects = try JSONSerialization.jsonObject(with: data) as? [[String: Any]]
+        else { throw SandboxError("pw-dump failed: \(result.stderr)") }
+        self.objects = objects
+    }
+
+    static func props(_ object: [String: Any]) -> [String: Any] {
+        ((object["info"] as? [String: Any])?["props"] as? [String: Any]) ?? [:]
+    }
+
+    func nodes(named name: String) -> [[String: Any]] {
+        objects.filter { ($0["type"] as? String) == "PipeWire:Interface:Node" && Graph.props($0)["node.name"] as? String == name }
+    }
+
+    func nodeID(_ name: String) -> Int? { nodes(named: name).first?["id"] as? Int }
+
+    /// Port names of a node, by direction ("input" or "output"), in id order.
+    func ports(of name: String, direction: String) -> [[String: Any]] {
+        guard let id = nodeID(name) else { return [] }
+        return objects.filter { o in
+            (o["type"] as? String) == "PipeWire:Interface:Port"
+                && (Graph.props(o)["node.id"] as? Int) == id
+                && ((o["info"] as? [String: Any])?["direction"] as? String) == direction
+        }.map(Graph.props)
+    }
+
+    /// The node's current Props params, key to value (pw-dump shows the Struct as a list).
+    func params(of name: String) -> [String: Any] {
+        guard let node = nodes(named: name).first,
+              let params = (node["info"] as? [String: Any])?["params"] as? [String: Any],
+              let props = (params["Props"] as? [[String: Any]])?.first,
+              let list = props["params"] as? [Any]
+        else { return [:] }
+        var result: [String: Any] = [:]
+        var k = 0
+        while k + 1 < list.count {
+            if let key = list[k] as? String { result[key] = list[k + 1] }
+            k += 2
+        }
+        for key in ["volume", "mute", "channelVolumes"] { result[key] = props[key] }
+        return result
+    }
+
+    /// PropInfo names of a node.
+    func propInfoNames(of name: String) -> [String] {
+        guard let node = nodes(named: name).first,
+              let params = (node["info"] as? [String: Any])?["params"] as? [String: Any],
+              let infos = params["PropInfo"] as? [[String: Any]]
+        else { return [] }
+        return infos.compactMap { $0["name"] as? String }
+    }
+}
+
+extension Sandbox {
+    /// Waits until `condition` holds on a fresh pw-dump, or fails after `timeout` seconds.
+    func waitFor(_ what: String, timeout: Double = 10, _ condition: (Graph) -> Bool) throws -> Graph {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let graph = try Graph(self)
+            if condition(graph) { return graph }
+            guard Date() < deadline else { throw SandboxError("timed out waiting for \(what)") }
+            usleep(100_000)
+        }
+    }
+
+    func float(_ value: Any?) -> Double? { (value as? NSNumber)?.doubleValue }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+
+/// The repository's root, from this file's path.
+let repositoryRoot = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// The module `scripts/build` links.
+let modulePath = repositoryRoot.appendingPathComponent(".build/release/libpipewire-module-crosspoint.so").path
+
+/// The output of a finished command.
+struct CommandResult {
+    let status: Int32
+    let stdout: String
+    let stderr: String
+    var succeeded: Bool { status == 0 }
+}
+
+/// A private PipeWire daemon and WirePlumber started by `scripts/sandbox`, with the real
+/// module loaded through drop-ins. Stopped (every process it started) by `stop()`.
+final class Sandbox: @unchecked Sendable {
+    let directory: String
+    let environment: [String: String]
+    private var stopped = false
+
+    /// Starts a daemon with the given drop-ins (paths) installed.
+    init(dropIns: [String]) throws {
+        guard FileManager.default.fileExists(atPath: modulePath) else {
+            throw SandboxError("the module is not built; run scripts/build (scripts/test does) to make \(modulePath)")
+        }
+        var env = ProcessInfo.processInfo.environment
+        env["CROSSPOINT_DROPINS"] = dropIns.joined(separator: ":")
+        env["CROSSPOINT_MODULE_DIR"] = (modulePath as NSString).deletingLastPathComponent
+        let result = Sandbox.run(["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "start"], environment: env)
+        guard result.succeeded else { throw SandboxError("scripts/sandbox start failed:\n\(result.stderr)") }
+        directory = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        var merged = ProcessInfo.processInfo.environment
+        for key in ["PIPEWIRE_REMOTE", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_CONFIG_DIR"] { merged[key] = nil }
+        let envFile = try String(contentsOfFile: directory + "/env", encoding: .utf8)
+        for line in envFile.split(separator: "\n") where line.hasPrefix("export ") {
+            let assignment = line.dropFirst("export ".count)
+            guard let eq = assignment.firstIndex(of: "=") else { continue }
+            var value = String(assignment[assignment.index(after: eq)...])
+            if value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+            if value.hasPrefix("'"), value.hasSuffix("'") { value = String(value.dropFirst().dropLast()) }
+            merged[String(assignment[..<eq])] = value
+        }
+        environment = merged
+    }
+
+    func stop() {
+        guard !stopped else { return }
+        stopped = true
+        _ = Sandbox.run(["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "stop", directory],
+                        environment: ProcessInfo.processInfo.environment)
+    }
+
+    deinit { stop() }
+
+    /// Restarts pipewire and WirePlumber in the same directory (same config and state).
+    func restartDaemon() throws {
+        let result = Sandbox.run(
+            ["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "restart-daemon", directory],
+            environment: ProcessInfo.processInfo.environment)
+        guard result.succeeded else { throw SandboxError("restart-daemon failed:\n\(result.stderr)") }
+    }
+
+    /// The daemon's log so far.
+    var daemonLog: String {
+        (try? String(contentsOfFile: directory + "/logs/pipewire.log", encoding: .utf8)) ?? ""
+    }
+
+    /// Runs a command against this daemon and waits for it.
+    @discardableResult
+    func run(_ arguments: [String], timeout: Double = 20) -> CommandResult {
+        Sandbox.run(arguments, environment: environment, timeout: timeout)
+    }
+
+    /// Runs a shell snippet with the sandbox's environment and `pw-helpers.sh` sourced.
+    @discardableResult
+    func shell(_ script: String, timeout: Double = 30) -> CommandResult {
+        let helpers = repositoryRoot.appendingPathComponent("scripts/lib/pw-helpers.sh").path
+        return run(["bash", "-c", "set -euo pipefail; source '\(helpers)'; \(script)"], timeout: timeout)
+    }
+
+    /// Starts a command in the background; `Background.stop()` ends it with SIGINT.
+    func start(_ arguments: [String]) throws -> Background {
+        try Background(arguments, environment: environment)
+    }
+
+    static func run(_ arguments: [String], environment: [String: String], timeout: Double = 30) -> CommandResult {
+        // Output goes to files, not pipes: daemons a command starts may keep a pipe open forever.
+        let base = NSTemporaryDirectory() + "crosspoint-cmd-\(UUID().uuidString)"
+        defer {
+            try? FileManager.default.removeItem(atPath: base + ".out")
+            try? FileManager.default.removeItem(atPath: base + ".err")
+        }
+        guard let child = try? Child(arguments, environment: environment, stdout: base + ".out", stderr: base + ".err") else {
+            return CommandResult(status: -1, stdout: "", stderr: "cannot run \(arguments)")
+        }
+        let status = child.wait(timeout: timeout)
+        let stdout = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
+        let stderr = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+        return CommandResult(status: status, stdout: stdout, stderr: stderr)
+    }
+}
+
+/// A child process started with posix_spawn and reaped with waitpid (Foundation's Process
+/// does not always notice a child's exit on Linux).
+final class Child {
+    let pid: pid_t
+    private var status: Int32?
+
+    init(_ arguments: [String], environment: [String: String], stdout: String = "/dev/null", stderr: String = "/dev/null") throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, envp)
+        guard result == 0 else { throw SandboxError("cannot start \(arguments): \(String(cString: strerror(result)))") }
+        self.pid = pid
+    }
+
+    var isRunning: Bool {
+        guard status == nil else { return false }
+        var raw: Int32 = 0
+        if waitpid(pid, &raw, WNOHANG) == pid {
+            status = (raw & 0x7f) == 0 ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+            return false
+        }
+        return true
+    }
+
+    /// Waits for the exit status; past `timeout`, SIGTERM then SIGKILL.
+    @discardableResult
+    func wait(timeout: Double) -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while isRunning && Date() < deadline { usleep(10_000) }
+        if isRunning { kill(pid, SIGTERM); usleep(300_000) }
+        if isRunning { kill(pid, SIGKILL) }
+        while isRunning { usleep(10_000) }
+        return status ?? -1
+    }
+
+    func signal(_ signal: Int32) { if isRunning { kill(pid, signal) } }
+}
+
+/// A command running in the background.
+final class Background {
+    private let child: Child
+
+    init(_ arguments: [String], environment: [String: String]) throws {
+        child = try Child(arguments, environment: environment)
+    }
+
+    var isRunning: Bool { child.isRunning }
+
+    /// Ends it with SIGINT (pw-record then finishes its file) and waits.
+    func stop() {
+        child.signal(SIGINT)
+        child.wait(timeout: 5)
+    }
+
+    /// Waits for it to end by itself, then stops it.
+    func wait(timeout: Double = 30) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while child.isRunning && Date() < deadline { usleep(20_000) }
+        stop()
+    }
+
+    deinit { stop() }
+}
+
+struct SandboxError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
