@@ -42,6 +42,7 @@ let package = Package(
         // Test support: counts malloc calls on the calling thread.
         .target(name: "CAllocationCounter"),
         .testTarget(name: "CrosspointCoreTests", dependencies: ["CrosspointCore", "CAllocationCounter"]),
-        .testTarget(name: "CrosspointIntegrationTests", dependencies: ["CrosspointCore"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "CrosspointIntegrationTests", dependencies: ["CrosspointCore", "CrosspointPipeWire"], exclude: ["Fixtures"]),
     ]
 )

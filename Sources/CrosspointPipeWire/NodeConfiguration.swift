@@ -176,3 +176,11 @@ public struct NodeConfiguration: Sendable {
         return ChannelMap(sources)
     }
 }
+
+extension NodeConfiguration {
+    /// The module arguments as Markdown, for the README.
+    public static func markdownTable() -> String {
+        (["| argument | example | meaning |", "|---|---|---|"]
+            + arguments.map { "| `\($0.name)` | `\($0.example)` | \($0.summary) |" }).joined(separator: "\n")
+    }
+}
