@@ -29,6 +29,22 @@ int cpshim_loop_invoke(struct pw_loop *loop, spa_invoke_func_t func, uint32_t se
     return pw_loop_invoke(loop, func, seq, data, size, block, user_data);
 }
 
+struct spa_source *cpshim_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t func, void *data)
+{
+    return pw_loop_add_timer(loop, func, data);
+}
+
+int cpshim_loop_arm_timer(struct pw_loop *loop, struct spa_source *timer, uint64_t delay_ms)
+{
+    struct timespec value = { (time_t)(delay_ms / 1000), (long)((delay_ms % 1000) * SPA_NSEC_PER_MSEC) };
+    return pw_loop_update_timer(loop, timer, &value, NULL, false);
+}
+
+void cpshim_loop_destroy_source(struct pw_loop *loop, struct spa_source *source)
+{
+    pw_loop_destroy_source(loop, source);
+}
+
 struct spa_pod *cpshim_prop_info_float(struct spa_pod_builder *b, const char *name,
                                        const char *description, float def, float min, float max)
 {
@@ -36,6 +52,16 @@ struct spa_pod *cpshim_prop_info_float(struct spa_pod_builder *b, const char *na
         SPA_PROP_INFO_name, SPA_POD_String(name),
         SPA_PROP_INFO_description, SPA_POD_String(description),
         SPA_PROP_INFO_type, SPA_POD_CHOICE_RANGE_Float(def, min, max),
+        SPA_PROP_INFO_params, SPA_POD_Bool(true));
+}
+
+struct spa_pod *cpshim_prop_info_int(struct spa_pod_builder *b, const char *name,
+                                     const char *description, int32_t def, int32_t min, int32_t max)
+{
+    return spa_pod_builder_add_object(b, SPA_TYPE_OBJECT_PropInfo, SPA_PARAM_PropInfo,
+        SPA_PROP_INFO_name, SPA_POD_String(name),
+        SPA_PROP_INFO_description, SPA_POD_String(description),
+        SPA_PROP_INFO_type, SPA_POD_CHOICE_RANGE_Int(def, min, max),
         SPA_PROP_INFO_params, SPA_POD_Bool(true));
 }
 
@@ -71,6 +97,12 @@ void cpshim_props_add_float(struct spa_pod_builder *b, const char *key, float va
 {
     spa_pod_builder_string(b, key);
     spa_pod_builder_float(b, value);
+}
+
+void cpshim_props_add_int(struct spa_pod_builder *b, const char *key, int32_t value)
+{
+    spa_pod_builder_string(b, key);
+    spa_pod_builder_int(b, value);
 }
 
 void cpshim_props_add_bool(struct spa_pod_builder *b, const char *key, bool value)

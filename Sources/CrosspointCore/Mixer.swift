@@ -171,6 +171,41 @@ public struct Mixer: Equatable, Sendable {
         matrix = try map.matrix(inputs: inputs)
     }
 
+    /// Changes the shape, channels added or removed at the end. Surviving channels keep their
+    /// names, gains, mutes and cross-points; a new channel is named `AUX<index>` (unless that
+    /// name is taken) and its cross-points take the default matrix of the new shape.
+    public mutating func resize(inputs newInputs: Int, outputs newOutputs: Int) throws(CrosspointError) {
+        guard Mixer.channelLimit.contains(newInputs) else { throw .channelCount(what: "inputs", value: newInputs) }
+        guard Mixer.channelLimit.contains(newOutputs) else { throw .channelCount(what: "outputs", value: newOutputs) }
+        func names(_ old: [String], _ count: Int) -> [String] {
+            var result = Array(old.prefix(count))
+            var index = result.count
+            while result.count < count {
+                let name = "AUX\(index)"
+                if !result.contains(name) { result.append(name) }
+                index += 1
+            }
+            return result
+        }
+        func resized<T>(_ old: [T], _ count: Int, _ fill: T) -> [T] {
+            Array(old.prefix(count)) + Array(repeating: fill, count: max(0, count - old.count))
+        }
+        let defaults = Mixer.defaultMatrix(inputs: newInputs, outputs: newOutputs)
+        var newMatrix = defaults
+        for i in 0..<min(inputs, newInputs) {
+            for j in 0..<min(outputs, newOutputs) { newMatrix[i * newOutputs + j] = matrix[i * outputs + j] }
+        }
+        inputChannels = names(inputChannels, newInputs)
+        outputChannels = names(outputChannels, newOutputs)
+        inputGains = resized(inputGains, newInputs, 1)
+        outputGains = resized(outputGains, newOutputs, 1)
+        inputMutes = resized(inputMutes, newInputs, false)
+        outputMutes = resized(outputMutes, newOutputs, false)
+        matrix = newMatrix
+        inputs = newInputs
+        outputs = newOutputs
+    }
+
     public mutating func setRamp(milliseconds: Double) throws(CrosspointError) {
         guard milliseconds.isFinite else { throw .notFinite(key: "ramp.ms", value: milliseconds) }
         guard Mixer.rampRange.contains(milliseconds) else {

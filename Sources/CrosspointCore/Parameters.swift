@@ -3,7 +3,7 @@
 
 /// A family of keys that share a type, a range and a meaning (`matrix.<in>.<out>`).
 public struct ParameterFamily: Sendable, Equatable {
-    public enum ValueType: String, Sendable { case float = "Float", bool = "Bool", intArray = "Array of Int" }
+    public enum ValueType: String, Sendable { case float = "Float", int = "Int", bool = "Bool", intArray = "Array of Int" }
 
     /// The key with placeholders, as documented: `matrix.<in>.<out>`.
     public let pattern: String
@@ -40,6 +40,8 @@ public enum Parameter: Hashable, Sendable {
     case outputMute(Int)
     case channelMap
     case ramp
+    case inputCount
+    case outputCount
 
     /// The table, in the order PropInfo lists it.
     public static let families: [ParameterFamily] = [
@@ -59,6 +61,10 @@ public enum Parameter: Hashable, Sendable {
               summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix"),
         .init(pattern: "ramp.ms", type: .float, defaultValue: Mixer.defaultRampMilliseconds, range: Mixer.rampRange,
               summary: "Time every gain change glides over, in milliseconds (0 = jump)"),
+        .init(pattern: "inputs", type: .int, defaultValue: 2, range: 1...256,
+              summary: "Number of input ports; changed live, surviving ports keep their links and gains"),
+        .init(pattern: "outputs", type: .int, defaultValue: 2, range: 1...256,
+              summary: "Number of output ports; a removed port fades out before it goes"),
     ]
 
     public var family: ParameterFamily {
@@ -71,6 +77,8 @@ public enum Parameter: Hashable, Sendable {
         case .outputMute: Parameter.families[5]
         case .channelMap: Parameter.families[6]
         case .ramp: Parameter.families[7]
+        case .inputCount: Parameter.families[8]
+        case .outputCount: Parameter.families[9]
         }
     }
 
@@ -85,6 +93,8 @@ public enum Parameter: Hashable, Sendable {
         case let .outputMute(j): "mute.out.\(j)"
         case .channelMap: "channel-map"
         case .ramp: "ramp.ms"
+        case .inputCount: "inputs"
+        case .outputCount: "outputs"
         }
     }
 
@@ -103,6 +113,8 @@ public enum Parameter: Hashable, Sendable {
                 self = .crosspoint(input: try mixer.inputIndex(parts[1]), output: try mixer.outputIndex(parts[2]))
             case ("channel-map", 1): self = .channelMap
             case ("ramp", 2) where parts[1] == "ms": self = .ramp
+            case ("inputs", 1): self = .inputCount
+            case ("outputs", 1): self = .outputCount
             default: throw CrosspointError.unknownKey(key)
             }
         } catch let error as CrosspointError {
@@ -121,7 +133,7 @@ public enum Parameter: Hashable, Sendable {
         for i in 0..<mixer.inputs { for j in 0..<mixer.outputs { keys.append(.crosspoint(input: i, output: j)) } }
         keys += (0..<mixer.inputs).map { .inputMute($0) }
         keys += (0..<mixer.outputs).map { .outputMute($0) }
-        keys += [.channelMap, .ramp]
+        keys += [.channelMap, .ramp, .inputCount, .outputCount]
         return keys
     }
 
@@ -149,6 +161,8 @@ extension Mixer {
         case let .outputMute(j): .bool(outputMutes[j])
         case .channelMap: .ints(channelMap?.sources ?? [])
         case .ramp: .number(rampMilliseconds)
+        case .inputCount: .number(Double(inputs))
+        case .outputCount: .number(Double(outputs))
         }
     }
 
@@ -165,11 +179,21 @@ extension Mixer {
         case let (.outputMute(j), _): try setOutputMute(j, try Mixer.flag(value, key: key))
         case let (.channelMap, .ints(sources)): try apply(ChannelMap(sources))
         case let (.ramp, .number(v)): try setRamp(milliseconds: v)
+        case let (.inputCount, .number(v)): try resize(inputs: try Mixer.count(v, key: key), outputs: outputs)
+        case let (.outputCount, .number(v)): try resize(inputs: inputs, outputs: try Mixer.count(v, key: key))
         case (.channelMap, _):
             throw .invalidValue(key: key, reason: "expects an array of integers, got \(value)")
         default:
             throw .invalidValue(key: key, reason: "expects a number, got \(value)")
         }
+    }
+
+    static func count(_ value: Double, key: String) throws(CrosspointError) -> Int {
+        guard value.isFinite else { throw .notFinite(key: key, value: value) }
+        guard value == value.rounded(), Mixer.channelLimit.contains(Int(value)) else {
+            throw .invalidValue(key: key, reason: "must be a whole number from 1 to 256, got \(Gain.format(value))")
+        }
+        return Int(value)
     }
 
     static func flag(_ value: ParameterValue, key: String) throws(CrosspointError) -> Bool {
@@ -192,6 +216,9 @@ extension Parameter {
             switch f.type {
             case .float:
                 def = Gain.format(f.defaultValue)
+                range = "\(Gain.format(f.range.lowerBound)) to \(Gain.format(f.range.upperBound))"
+            case .int:
+                def = "from the module arguments"
                 range = "\(Gain.format(f.range.lowerBound)) to \(Gain.format(f.range.upperBound))"
             case .bool:
                 def = f.defaultValue == 0 ? "false" : "true"

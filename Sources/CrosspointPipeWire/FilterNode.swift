@@ -6,12 +6,22 @@ import Glibc
 /// A Crosspoint node: a `pw_filter` with one DSP port per mixer input and output, its
 /// cross-points published as node params. Lives on PipeWire's main loop; only `process`
 /// runs on the data thread, and it touches nothing but `DSPContext`.
+///
+/// `mixer` is the state users set and see (Props). What renders is usually the same; while
+/// ports are being removed it is the mixer with the leaving channels muted, so they fade out
+/// over the ramp before the ports go.
 public final class FilterNode {
     public let configuration: NodeConfiguration
     public let engine: MatrixMixer
+    /// The state as set by the user, published in Props.
+    public private(set) var mixer: Mixer
     private var filter: OpaquePointer?
     private let context: UnsafeMutablePointer<DSPContext>
     private let listener: UnsafeMutablePointer<spa_hook>
+    private var inputPorts: [UnsafeMutableRawPointer?] = []
+    private var outputPorts: [UnsafeMutableRawPointer?] = []
+    private var removalTimer: UnsafeMutablePointer<spa_source>?
+    private var publishedShape: (Int, Int)
     /// Called on the main loop when the filter fails (e.g. its connection breaks).
     public var onError: ((String) -> Void)?
     /// Called on the main loop after every accepted change of the mixer.
@@ -21,6 +31,8 @@ public final class FilterNode {
     public init(core: OpaquePointer, configuration: NodeConfiguration) throws(ArgumentError) {
         self.configuration = configuration
         let mixer = configuration.mixer
+        self.mixer = mixer
+        publishedShape = (mixer.inputs, mixer.outputs)
         engine = MatrixMixer(mixer)
         context = .allocate(capacity: 1)
         listener = .allocate(capacity: 1)
@@ -39,20 +51,10 @@ public final class FilterNode {
             throw ArgumentError(argument: "node.name", reason: "PipeWire could not create the filter")
         }
         self.filter = filter
-
-        func addPort(_ direction: spa_direction, _ prefix: String, _ channel: String) -> UnsafeMutableRawPointer? {
-            let p = cpshim_properties_new()
-            let name = "\(prefix)_\(channel)"
-            pw_properties_set(p, "format.dsp", "32 bit float mono audio")
-            pw_properties_set(p, "port.name", name)
-            pw_properties_set(p, "audio.channel", channel)
-            pw_properties_set(p, "port.alias", "\(configuration.nodeDescription):\(name)")
-            return pw_filter_add_port(filter, direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
-        }
-        let inputs = mixer.inputChannels.map { addPort(SPA_DIRECTION_INPUT, "in", $0) }
-        let outputs = mixer.outputChannels.map { addPort(SPA_DIRECTION_OUTPUT, "out", $0) }
+        inputPorts = mixer.inputChannels.map { addPort(SPA_DIRECTION_INPUT, "in", $0) }
+        outputPorts = mixer.outputChannels.map { addPort(SPA_DIRECTION_OUTPUT, "out", $0) }
         context.initialize(to: DSPContext(
-            renderer: engine.renderer, owner: nil, table: PortTable.make(inputs: inputs, outputs: outputs)))
+            renderer: engine.renderer, owner: nil, table: PortTable.make(inputs: inputPorts, outputs: outputPorts)))
         context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
 
         pw_filter_add_listener(filter, listener, FilterNode.events, context)
@@ -70,6 +72,8 @@ public final class FilterNode {
     public func destroy() {
         guard let filter else { return }
         self.filter = nil
+        if let removalTimer { cpshim_loop_destroy_source(mainLoop(filter), removalTimer) }
+        removalTimer = nil
         spa_hook_remove(listener)
         pw_filter_destroy(filter)
         context.pointee.table.pointee.free()
@@ -88,11 +92,11 @@ public final class FilterNode {
         return id == UInt32.max ? nil : id
     }
 
-    /// Applies a change made here (not through set-param), republishing Props.
+    /// Applies a change made here (not through set-param): a restored state, a preset.
     public func update(_ change: (inout Mixer) throws(CrosspointError) -> Void) throws(CrosspointError) {
-        try engine.update(change)
-        publish(includingInfo: false)
-        onChange?(engine.mixer)
+        var next = mixer
+        try change(&next)
+        commit(next)
     }
 
     /// A set-param arrived: apply what is valid, warn about the rest, republish.
@@ -104,21 +108,119 @@ public final class FilterNode {
         if entries.isEmpty {
             Log.warn("\(configuration.nodeName): set-param carried no keys (pw-cli drops a Props pod over 1024 bytes; use the crosspoint command for large changes)")
         }
-        var mixer = engine.mixer
-        let (changed, warnings) = mixer.apply(entries)
+        var next = mixer
+        let (changed, warnings) = next.apply(entries)
         for warning in warnings { Log.warn("\(configuration.nodeName): set-param refused: \(warning)") }
         if changed {
-            engine.replace(with: mixer)
-            onChange?(mixer)
+            commit(next)
+        } else {
+            publish()
         }
-        publish(includingInfo: false)
     }
 
-    /// Republishes Props (and PropInfo when asked) so enum-params and pw-dump show the state.
-    func publish(includingInfo: Bool) {
+    /// Makes `next` the node's state: adds the ports it needs, fades out the ones it no
+    /// longer has (removed when the timer fires), hands the mix to the renderer, republishes.
+    private func commit(_ next: Mixer) {
+        mixer = next
+        syncPorts()
+        publish()
+        onChange?(mixer)
+    }
+
+    /// Brings ports and renderer in line with `mixer`.
+    private func syncPorts() {
+        guard let filter else { return }
+        var added = false
+        while inputPorts.count < mixer.inputs {
+            inputPorts.append(addPort(SPA_DIRECTION_INPUT, "in", mixer.inputChannels[inputPorts.count]))
+            added = true
+        }
+        while outputPorts.count < mixer.outputs {
+            outputPorts.append(addPort(SPA_DIRECTION_OUTPUT, "out", mixer.outputChannels[outputPorts.count]))
+            added = true
+        }
+        if added { swapPortTable() }
+
+        let leaving = inputPorts.count > mixer.inputs || outputPorts.count > mixer.outputs
+        guard leaving else {
+            engine.replace(with: mixer)
+            return
+        }
+        // Render the ports that are leaving as muted channels: they fade out over the ramp.
+        var fading = mixer
+        do {
+            try fading.resize(inputs: inputPorts.count, outputs: outputPorts.count)
+            for i in mixer.inputs..<inputPorts.count { try fading.setInputMute(i, true) }
+            for j in mixer.outputs..<outputPorts.count { try fading.setOutputMute(j, true) }
+        } catch {
+            Log.error("\(configuration.nodeName): cannot fade out ports: \(error)")
+        }
+        engine.replace(with: fading)
+        let loop = mainLoop(filter)
+        if removalTimer == nil {
+            let data = Unmanaged.passUnretained(self).toOpaque()
+            removalTimer = cpshim_loop_add_timer(loop, { data, _ in
+                Unmanaged<FilterNode>.fromOpaque(data!).takeUnretainedValue().removeLeavingPorts()
+            }, data)
+        }
+        if let removalTimer {
+            _ = cpshim_loop_arm_timer(loop, removalTimer, UInt64(mixer.rampMilliseconds.rounded(.up)) + 50)
+        }
+    }
+
+    /// The leaving ports are silent now: take them out of the data thread's table, then
+    /// remove them from the filter (which also destroys their links).
+    private func removeLeavingPorts() {
+        let goneInputs = inputPorts.dropFirst(mixer.inputs), goneOutputs = outputPorts.dropFirst(mixer.outputs)
+        guard !goneInputs.isEmpty || !goneOutputs.isEmpty else { return }
+        inputPorts.removeLast(goneInputs.count)
+        outputPorts.removeLast(goneOutputs.count)
+        swapPortTable()
+        for port in goneInputs + goneOutputs { if let port { pw_filter_remove_port(port) } }
+        engine.replace(with: mixer)
+        publish()
+    }
+
+    private func addPort(_ direction: spa_direction, _ prefix: String, _ channel: String) -> UnsafeMutableRawPointer? {
+        let p = cpshim_properties_new()
+        let name = "\(prefix)_\(channel)"
+        pw_properties_set(p, "format.dsp", "32 bit float mono audio")
+        pw_properties_set(p, "port.name", name)
+        pw_properties_set(p, "audio.channel", channel)
+        pw_properties_set(p, "port.alias", "\(configuration.nodeDescription):\(name)")
+        return pw_filter_add_port(filter, direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
+    }
+
+    /// Gives the data thread a new port table, synchronously on the data loop (so that the
+    /// old one, and any port not in the new one, is no longer touched once this returns).
+    private func swapPortTable() {
+        guard let filter else { return }
+        var swap = TableSwap(context: context, table: PortTable.make(inputs: inputPorts, outputs: outputPorts))
+        let loop = pw_data_loop_get_loop(pw_context_get_data_loop(pw_core_get_context(pw_filter_get_core(filter))))
+        _ = withUnsafeMutablePointer(to: &swap) { pointer in
+            cpshim_loop_invoke(loop, { _, _, _, _, _, user in
+                let swap = user!.assumingMemoryBound(to: TableSwap.self)
+                let old = swap.pointee.context.pointee.table
+                swap.pointee.context.pointee.table = swap.pointee.table
+                swap.pointee.table = old
+                return 0
+            }, 0, nil, 0, true, pointer)
+        }
+        swap.table.pointee.free()
+        swap.table.deallocate()
+    }
+
+    private func mainLoop(_ filter: OpaquePointer) -> UnsafeMutablePointer<pw_loop> {
+        pw_context_get_main_loop(pw_core_get_context(pw_filter_get_core(filter)))
+    }
+
+    /// Republishes Props (and PropInfo when the shape changed) so enum-params and pw-dump show the state.
+    func publish() {
         guard let filter else { return }
         engine.collectRetired()
-        _ = PropsCodec.withParams(for: engine.mixer, includingInfo: includingInfo) { params in
+        let shapeChanged = publishedShape != (mixer.inputs, mixer.outputs)
+        publishedShape = (mixer.inputs, mixer.outputs)
+        _ = PropsCodec.withParams(for: mixer, includingInfo: shapeChanged) { params in
             pw_filter_update_params(filter, nil, params.baseAddress, UInt32(params.count))
         }
     }
@@ -152,6 +254,12 @@ public final class FilterNode {
         }
         return events
     }()
+}
+
+/// What `swapPortTable` hands the data loop.
+private struct TableSwap {
+    let context: UnsafeMutablePointer<DSPContext>
+    var table: UnsafeMutablePointer<PortTable>
 }
 
 /// What the data thread reads: the renderer and its own table of ports.

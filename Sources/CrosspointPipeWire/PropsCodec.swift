@@ -64,6 +64,9 @@ public enum PropsCodec {
         case .float:
             cpshim_prop_info_float(&b.builder, name, summary, Float(family.defaultValue),
                                    Float(family.range.lowerBound), Float(family.range.upperBound))
+        case .int:
+            cpshim_prop_info_int(&b.builder, name, summary, Int32(family.defaultValue),
+                                 Int32(family.range.lowerBound), Int32(family.range.upperBound))
         case .bool:
             cpshim_prop_info_bool(&b.builder, name, summary, family.defaultValue != 0)
         case .intArray:
@@ -78,6 +81,7 @@ public enum PropsCodec {
         cpshim_props_begin(&b.builder, &frames)
         for p in listedParameters(for: mixer) {
             switch mixer.value(of: p) {
+            case let .number(v) where p.family.type == .int: cpshim_props_add_int(&b.builder, p.key, Int32(v))
             case let .number(v): cpshim_props_add_float(&b.builder, p.key, Float(v))
             case let .bool(v): cpshim_props_add_bool(&b.builder, p.key, v)
             case let .ints(v):

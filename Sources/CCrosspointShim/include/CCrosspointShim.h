@@ -26,9 +26,17 @@ void cpshim_core_add_listener(struct pw_core *core, struct spa_hook *hook,
 int cpshim_loop_invoke(struct pw_loop *loop, spa_invoke_func_t func, uint32_t seq,
                        const void *data, size_t size, bool block, void *user_data);
 
+// pw_loop_add_timer, pw_loop_update_timer and pw_loop_destroy_source are macros over the
+// loop's utils; the timer fires once, `delay_ms` from now (0 disarms it).
+struct spa_source *cpshim_loop_add_timer(struct pw_loop *loop, spa_source_timer_func_t func, void *data);
+int cpshim_loop_arm_timer(struct pw_loop *loop, struct spa_source *timer, uint64_t delay_ms);
+void cpshim_loop_destroy_source(struct pw_loop *loop, struct spa_source *source);
+
 // PropInfo objects, built with the variadic spa_pod_builder_add_object.
 struct spa_pod *cpshim_prop_info_float(struct spa_pod_builder *b, const char *name,
                                        const char *description, float def, float min, float max);
+struct spa_pod *cpshim_prop_info_int(struct spa_pod_builder *b, const char *name,
+                                     const char *description, int32_t def, int32_t min, int32_t max);
 struct spa_pod *cpshim_prop_info_bool(struct spa_pod_builder *b, const char *name,
                                       const char *description, bool def);
 struct spa_pod *cpshim_prop_info_int_array(struct spa_pod_builder *b, const char *name,
@@ -39,6 +47,7 @@ struct spa_pod *cpshim_prop_info_int_array(struct spa_pod_builder *b, const char
 struct cpshim_props_frames { struct spa_pod_frame object, params; };
 void cpshim_props_begin(struct spa_pod_builder *b, struct cpshim_props_frames *f);
 void cpshim_props_add_float(struct spa_pod_builder *b, const char *key, float value);
+void cpshim_props_add_int(struct spa_pod_builder *b, const char *key, int32_t value);
 void cpshim_props_add_bool(struct spa_pod_builder *b, const char *key, bool value);
 void cpshim_props_add_int_array(struct spa_pod_builder *b, const char *key, const int32_t *values, uint32_t count);
 struct spa_pod *cpshim_props_end(struct spa_pod_builder *b, struct cpshim_props_frames *f,
@@ -68,3 +77,6 @@ typedef void (*cpshim_prop_fn)(void *user, const char *key, const struct cpshim_
 // each SPA_PROP_params pair, then volume, mute and channelVolumes. Returns -EINVAL if the
 // pod is not a Props object.
 int cpshim_props_parse(const struct spa_pod *param, cpshim_prop_fn fn, void *user);
+
+// The client side (the crosspoint command): registry, node params, links.
+#include "CCrosspointShimClient.h"

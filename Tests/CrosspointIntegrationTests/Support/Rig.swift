@@ -17,7 +17,7 @@ extension Sandbox {
     /// channel per output port. Only `linkedInputs` / `linkedOutputs` are linked (all by default).
     func playThrough(
         node: String, signal: TestSignal, linkedInputs: Set<Int>? = nil, linkedOutputs: Set<Int>? = nil,
-        sinkPositions: [String]? = nil, sinkOffset: Int = 0
+        sinkPositions: [String]? = nil, sinkOffset: Int = 0, during: (() throws -> Void)? = nil
     ) throws -> [[Float]] {
         let tag = "\(node)-\(UInt32.random(in: 0..<UInt32.max))"
         let inputs = try portNames(of: node, direction: "input")
@@ -64,7 +64,8 @@ extension Sandbox {
         }
         let linked = shell(inputLinks.joined(separator: " && "))
         guard linked.succeeded else { playing.stop(); recording.stop(); throw SandboxError("linking inputs: \(linked.stderr)") }
-        playing.wait(timeout: 20)
+        try during?()
+        playing.wait(timeout: 30)
         usleep(300_000)
         recording.stop()
         let channels = try Wave.read(recorded)

@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+
+/// Live change while audio plays: port counts, relinking, parameter storms. The untouched
+/// channels must play on sample-exact: no gap, no click, no change of gain.
+@Suite(.serialized)
+struct LiveChangeTests {
+    let sandbox: Sandbox
+    static let dropIn = """
+        context.modules = [
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-live" inputs = 4 outputs = 4 } }
+        ]
+        """
+
+    init() throws {
+        let conf = NSTemporaryDirectory() + "crosspoint-live-\(getpid()).conf"
+        try LiveChangeTests.dropIn.write(toFile: conf, atomically: true, encoding: .utf8)
+        sandbox = try Sandbox(dropIns: [conf])
+        _ = try sandbox.waitFor("xp-live") { $0.nodeID("xp-live") != nil }
+    }
+
+    /// Runs `pw-cli` once with many commands on its standard input (one process, not one per call).
+    func pwCliBatch(_ commands: [String]) throws {
+        let file = NSTemporaryDirectory() + "crosspoint-batch-\(getpid()).txt"
+        try (commands.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let result = sandbox.shell("pw-cli < '\(file)' > /dev/null", timeout: 60)
+        #expect(result.succeeded, "pw-cli batch: \(result.stderr)")
+    }
+
+    @Test func portCountsLinksAndAParameterStormLeaveUntouchedChannelsPlaying() throws {
+        let id = try #require(try Graph(sandbox).nodeID("xp-live"))
+        let profile = NSTemporaryDirectory() + "crosspoint-profile-\(getpid()).log"
+        let profiler = try sandbox.start(["pw-profiler", "-o", profile])
+        defer { try? FileManager.default.removeItem(atPath: profile) }
+        var random = SystemRandomNumberGenerator()
+        var lastWritten: [String: Double] = [:]
+
+        let signal = TestSignal(channels: 4, seconds: 7)
+        let recorded = try sandbox.playThrough(node: "xp-live", signal: signal) {
+            usleep(400_000)
+            for (key, value) in [("outputs", 6), ("outputs", 3), ("inputs", 2), ("inputs", 4)] {
+                sandbox.run(["pw-cli", "set-param", "\(id)", "Props", "{ params = [ \"\(key)\" \(value) ] }"])
+                usleep(300_000)
+            }
+            // Unlink and relink one port of a touched output (fan-out and re-made links too).
+            let peer = sandbox.shell("pw-link -l | grep -A1 '^xp-live:out_AUX2' | tail -1 | awk '{print $2}'").stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(!peer.isEmpty, "out_AUX2 should be linked")
+            sandbox.run(["pw-link", "-d", "xp-live:out_AUX2", peer])
+            usleep(200_000)
+            sandbox.run(["pw-link", "xp-live:out_AUX2", peer])
+            sandbox.run(["pw-link", "xp-live:out_AUX2", peer])  // the same link again: refused, nothing breaks
+            // 1,000 set-params on the cross-points of output 2, in one pw-cli process.
+            var commands: [String] = []
+            for _ in 0..<1000 {
+                let key = "matrix.\(Int.random(in: 0...3, using: &random)).2"
+                let value = (Double(Int.random(in: 0...100, using: &random)) / 100)
+                lastWritten[key] = value
+                commands.append("set-param \(id) Props { params = [ \"\(key)\" \(value) ] }")
+            }
+            try pwCliBatch(commands)
+        }
+        profiler.stop()
+
+        // Outputs 0 and 1 (fed by inputs 0 and 1, which stayed) must be the input, sample for sample.
+        let expected = signal.expected(gains: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]], linkedInputs: [0, 1, 2, 3])
+        let comparison = try Comparison(recorded: Array(recorded.prefix(2)), expected: Array(expected.prefix(2)))
+        #expect(comparison.maxError[0] <= 1e-4 && comparison.maxError[1] <= 1e-4, "untouched outputs changed: \(comparison)")
+        // No step larger than the sine's own steepest one (plus a margin) anywhere after the onset.
+        for j in 0..<2 {
+            let frequency = 330.0 + 190.0 * Double(j)
+            let maxSlope = Float(2 * Double.pi * frequency * 0.2 / Double(TestSignal.rate)) * 1.05 + 1e-4
+            let channel = recorded[j]
+            let start = (channel.firstIndex { abs($0) > 1e-3 } ?? 0) + 1
+            let end = start + (signal.channels[0].count - TestSignal.leadIn) - 4800
+            var worst: Float = 0
+            for n in start..<min(end, channel.count) { worst = max(worst, abs(channel[n] - channel[n - 1])) }
+            #expect(worst <= maxSlope, "output \(j): a step of \(worst), more than the sine's \(maxSlope)")
+        }
+
+        // The node has the shape and the last values written.
+        let graph = try Graph(sandbox)
+        #expect(graph.ports(of: "xp-live", direction: "input").count == 4)
+        #expect(graph.ports(of: "xp-live", direction: "output").count == 3)
+        let params = graph.params(of: "xp-live")
+        for (key, value) in lastWritten {
+            #expect(sandbox.float(params[key]).map { abs($0 - value) < 1e-6 } == true, "\(key) is \(params[key] ?? "missing"), last written \(value)")
+        }
+        #expect(sandbox.float(params["matrix.0.0"]) == 1 && sandbox.float(params["matrix.1.1"]) == 1)
+
+        // No xrun: the profiler saw every cycle of the node finish.
+        let log = (try? String(contentsOfFile: profile, encoding: .utf8)) ?? ""
+        let cycles = log.split(separator: "\n")
+        var nodeCycles = 0, failed = 0
+        for line in cycles {
+            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            var k = 4
+            while k + 7 < columns.count {
+                if columns[k] == "\(id)" {
+                    nodeCycles += 1
+                    if columns[k + 6] != "3" { failed += 1 }
+                }
+                k += 8
+            }
+        }
+        #expect(nodeCycles > 100, "the profiler logged \(nodeCycles) cycles of the node")
+        #expect(failed == 0, "\(failed) of \(nodeCycles) cycles of the node did not finish (xruns)")
+        sandbox.stop()
+    }
+}
