@@ -11,6 +11,7 @@ final class ModuleInstance {
     private var core: OpaquePointer?
     private let ownsCore: Bool
     private var node: FilterNode?
+    private var memory: NodeMemory?
     private let moduleListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let coreListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let proxyListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
@@ -29,17 +30,24 @@ final class ModuleInstance {
         guard let core else {
             throw ArgumentError(argument: "(connection)", reason: "cannot connect to PipeWire: \(String(cString: strerror(errno)))")
         }
-        node = try FilterNode(core: core, configuration: configuration)
+        let node = try FilterNode(core: core, configuration: configuration)
+        self.node = node
+        if configuration.persistState || configuration.rememberLinks {
+            memory = NodeMemory(node: node, core: core, loop: pw_context_get_main_loop(context),
+                                persist: configuration.persistState, keepLinks: configuration.rememberLinks)
+        }
         let data = Unmanaged.passUnretained(self).toOpaque()
         cpshim_core_add_listener(core, coreListener, ModuleInstance.coreEvents, data)
         pw_proxy_add_listener(core, proxyListener, ModuleInstance.proxyEvents, data)
         pw_impl_module_add_listener(module, moduleListener, ModuleInstance.moduleEvents, data)
-        node?.onError = { [unowned self] _ in pw_impl_module_schedule_destroy(self.module) }
+        node.onError = { [unowned self] _ in pw_impl_module_schedule_destroy(self.module) }
     }
 
     /// Destroys the node and the connection; the module object itself is PipeWire's.
     func tearDown() {
         spa_hook_remove(moduleListener)
+        memory?.destroy()
+        memory = nil
         node?.destroy()
         node = nil
         if let core {
@@ -86,6 +94,8 @@ final class ModuleInstance {
             let instance = ModuleInstance.instance(data)
             spa_hook_remove(instance.coreListener)
             spa_hook_remove(instance.proxyListener)
+            instance.memory?.destroy()
+            instance.memory = nil
             instance.node?.destroy()
             instance.node = nil
             instance.core = nil

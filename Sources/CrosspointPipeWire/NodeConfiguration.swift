@@ -24,6 +24,10 @@ public struct NodeConfiguration: Sendable {
     public var nodeName = "crosspoint"
     public var nodeDescription: String
     public var mixer: Mixer
+    /// Save the state on every change and restore it on load (`state.persist`).
+    public var persistState = true
+    /// Remember the links people make and re-make them when the peer returns (`state.links`).
+    public var rememberLinks = true
     /// Other `node.*`, `media.*`, `object.*`, `priority.*` properties, passed to the node as given.
     public var extraProperties: [(String, String)] = []
 
@@ -38,6 +42,8 @@ public struct NodeConfiguration: Sendable {
         .init(name: "channel-map", example: "[ -1 -1 0 1 ]", summary: "Core Audio channel map instead of a matrix: per output, its input or -1"),
         .init(name: "gain.master", example: "1.0", summary: "Master gain (linear)"),
         .init(name: "ramp.ms", example: "10", summary: "Ramp time of every gain change, ms (0 = jump)"),
+        .init(name: "state.persist", example: "true", summary: "Save the state in $XDG_STATE_HOME/crosspoint/<node.name>/ and restore it on load"),
+        .init(name: "state.links", example: "true", summary: "Remember the links made to the ports and re-make them when the peer returns"),
     ]
 
     static let passThroughPrefixes = ["node.", "media.", "object.", "priority.", "audio.rate"]
@@ -101,6 +107,14 @@ public struct NodeConfiguration: Sendable {
             let ms = try Self.number(v, "ramp.ms")
             try Self.apply("ramp.ms", to: &mixer) { m throws(CrosspointError) in try m.setRamp(milliseconds: ms) }
         }
+        var flags: [String: Bool] = [:]
+        for key in ["state.persist", "state.links"] {
+            guard let v = values[key] else { continue }
+            guard case let .bool(flag) = v else {
+                throw ArgumentError(argument: key, reason: "must be true or false, got \(v)")
+            }
+            flags[key] = flag
+        }
         if let v = values["node.name"] {
             guard case let .string(name) = v, !name.isEmpty else {
                 throw ArgumentError(argument: "node.name", reason: "must be a non-empty string, got \(v)")
@@ -110,6 +124,8 @@ public struct NodeConfiguration: Sendable {
         self.mixer = mixer
         nodeDescription = values["node.description"]?.text ?? "Crosspoint \(inputs)x\(outputs)"
         extraProperties = extra
+        persistState = flags["state.persist"] ?? true
+        rememberLinks = flags["state.links"] ?? true
     }
 
     private static func apply(

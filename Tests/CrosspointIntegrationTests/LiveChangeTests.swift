@@ -31,7 +31,8 @@ struct LiveChangeTests {
     @Test func portCountsLinksAndAParameterStormLeaveUntouchedChannelsPlaying() throws {
         let id = try #require(try Graph(sandbox).nodeID("xp-live"))
         let profile = NSTemporaryDirectory() + "crosspoint-profile-\(getpid()).log"
-        let profiler = try sandbox.start(["pw-profiler", "-o", profile])
+        // pw-profiler writes plot files beside its log: run it in the temporary directory.
+        let profiler = try sandbox.start(["bash", "-c", "cd \"$0\" && exec pw-profiler -o \"$1\"", NSTemporaryDirectory(), profile])
         defer { try? FileManager.default.removeItem(atPath: profile) }
         var random = SystemRandomNumberGenerator()
         var lastWritten: [String: Double] = [:]

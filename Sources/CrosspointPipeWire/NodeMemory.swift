@@ -1,0 +1,219 @@
+import CCrosspointShim
+import CPipeWire
+import CrosspointCore
+import Glibc
+
+/// What a node remembers: it restores its saved state when it starts, saves every change
+/// (debounced, atomically), records the links people make to its ports, re-makes them when
+/// the peer appears again (a USB interface plugged back, a daemon restart) and forgets a link
+/// a person removes. Runs on the main loop, from the registry of the module's own connection.
+public final class NodeMemory {
+    private let node: FilterNode
+    private let store: StateStore?
+    private let keepLinks: Bool
+    private let core: OpaquePointer
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private var registry: OpaquePointer?
+    private let registryListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private var saveTimer: UnsafeMutablePointer<spa_source>?
+    private var checkTimer: UnsafeMutablePointer<spa_source>?
+
+    private(set) public var links: Set<RememberedLink> = []
+    private var nodes: [UInt32: String] = [:]                       // id -> node.name
+    private var ports: [UInt32: (node: UInt32, name: String)] = [:]  // id -> owner, port.name
+    private var live: [UInt32: (output: UInt32, input: UInt32)] = [:]  // link id -> port ids
+    /// Links just removed, with the port ids they joined: settled after a moment.
+    private var removedLinks: [(link: RememberedLink, output: UInt32, input: UInt32)] = []
+    private var made: [OpaquePointer] = []
+    private var requested: [(output: UInt32, input: UInt32)] = []  // made, not yet reported
+
+    public init(node: FilterNode, core: OpaquePointer, loop: UnsafeMutablePointer<pw_loop>, persist: Bool, keepLinks: Bool) {
+        self.node = node
+        self.core = core
+        self.loop = loop
+        self.keepLinks = keepLinks
+        store = persist ? StateStore(nodeName: node.configuration.nodeName) : nil
+        registryListener.initialize(to: spa_hook())
+        let name = node.configuration.nodeName
+        if let store {
+            let (state, problem) = store.load(configured: node.configuration.mixer)
+            if let problem { Log.warn("\(name): \(problem); starting from the module arguments") }
+            if let state {
+                do {
+                    try node.update { m throws(CrosspointError) in m = try Mixer(preset: state.mixer) }
+                    links = keepLinks ? Set(state.links) : []
+                    Log.info("\(name): restored its state from \(store.file)")
+                } catch {
+                    Log.warn("\(name): the saved state does not apply (\(error)); starting from the module arguments")
+                }
+            }
+        }
+        let data = Unmanaged.passUnretained(self).toOpaque()
+        saveTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).save() }, data)
+        checkTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).settle() }, data)
+        node.onChange = { [unowned self] _ in self.scheduleSave() }
+        if keepLinks, let registry = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0) {
+            self.registry = registry
+            cpshim_registry_add_listener(registry, registryListener, NodeMemory.registryEvents, data)
+        }
+    }
+
+    /// Saves what is pending and lets go of the registry and the timers.
+    public func destroy() {
+        if let saveTimer { cpshim_loop_destroy_source(loop, saveTimer) }
+        if let checkTimer { cpshim_loop_destroy_source(loop, checkTimer) }
+        saveTimer = nil
+        checkTimer = nil
+        if dirty { save() }
+        node.onChange = nil
+        if let registry {
+            spa_hook_remove(registryListener)
+            pw_proxy_destroy(registry)
+        }
+        registry = nil
+    }
+
+    deinit {
+        registryListener.deallocate()
+    }
+
+    private static func this(_ data: UnsafeMutableRawPointer?) -> NodeMemory {
+        Unmanaged<NodeMemory>.fromOpaque(data!).takeUnretainedValue()
+    }
+
+    // MARK: Saving
+
+    private var dirty = false
+
+    private func scheduleSave() {
+        guard store != nil, let saveTimer else { return }
+        dirty = true
+        _ = cpshim_loop_arm_timer(loop, saveTimer, 200)  // a storm of changes is one write
+    }
+
+    private func save() {
+        guard let store, dirty else { return }
+        dirty = false
+        let state = NodeState(
+            configured: NodeState.fingerprint(node.configuration.mixer), mixer: node.mixer.preset,
+            links: links.sorted { $0.description < $1.description })
+        do { try store.save(state) } catch {
+            Log.warn("\(node.configuration.nodeName): cannot save its state: \(error)")
+        }
+    }
+
+    // MARK: Links
+
+    private var ourID: UInt32? { node.nodeID }
+
+    /// The remembered form of a live link, if one of its ends is ours.
+    private func remembered(output: UInt32, input: UInt32) -> RememberedLink? {
+        guard let ourID, let out = ports[output], let inp = ports[input] else { return nil }
+        if out.node == ourID, let peer = nodes[inp.node] {
+            return RememberedLink(port: out.name, peerNode: peer, peerPort: inp.name)
+        }
+        if inp.node == ourID, let peer = nodes[out.node] {
+            return RememberedLink(port: inp.name, peerNode: peer, peerPort: out.name)
+        }
+        return nil
+    }
+
+    private func globalAdded(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
+        func value(_ key: String) -> String? { spa_dict_lookup(props, key).map { String(cString: $0) } }
+        switch type {
+        case "PipeWire:Interface:Node":
+            if let name = value("node.name") { nodes[id] = name }
+        case "PipeWire:Interface:Port":
+            guard let name = value("port.name"), let owner = value("node.id").flatMap({ UInt32($0) }) else { return }
+            ports[id] = (owner, name)
+            relink()
+        case "PipeWire:Interface:Link":
+            guard let output = value("link.output.port").flatMap({ UInt32($0) }),
+                  let input = value("link.input.port").flatMap({ UInt32($0) }) else { return }
+            live[id] = (output, input)
+            requested.removeAll { $0.output == output && $0.input == input }
+            if let link = remembered(output: output, input: input), links.insert(link).inserted {
+                Log.debug("\(node.configuration.nodeName): remembers \(link)")
+                scheduleSave()
+            }
+        default:
+            break
+        }
+    }
+
+    private func globalRemoved(id: UInt32) {
+        if let link = live.removeValue(forKey: id) {
+            // Whether a person removed it or its peer went away shows once the dust settles.
+            if let remembered = remembered(output: link.output, input: link.input) {
+                removedLinks.append((remembered, link.output, link.input))
+                if let checkTimer { _ = cpshim_loop_arm_timer(loop, checkTimer, 300) }
+            }
+        }
+        ports.removeValue(forKey: id)
+        nodes.removeValue(forKey: id)
+    }
+
+    /// A removed link whose two ports (the very same port objects) still exist was removed by a
+    /// person: forget it. One whose peer went away (unplugged, restarted; a device that comes
+    /// back has new ports) is kept, to be re-made when the peer returns.
+    private func settle() {
+        let pending = removedLinks
+        removedLinks = []
+        requested = []
+        for removal in pending where ports[removal.output] != nil && ports[removal.input] != nil {
+            if links.remove(removal.link) != nil {
+                Log.debug("\(node.configuration.nodeName): forgets \(removal.link)")
+                scheduleSave()
+            }
+        }
+        relink()
+    }
+
+    private func portID(node owner: UInt32?, name: String) -> UInt32? {
+        guard let owner else { return nil }
+        return ports.first { $0.value.node == owner && $0.value.name == name }?.key
+    }
+
+    private func peerPortID(_ link: RememberedLink) -> UInt32? {
+        let owners = nodes.filter { $0.value == link.peerNode }.map(\.key)
+        return ports.first { owners.contains($0.value.node) && $0.value.name == link.peerPort }?.key
+    }
+
+    /// Makes every remembered link whose two ports exist and are not linked yet.
+    private func relink() {
+        for link in links {
+            guard let ours = portID(node: ourID, name: link.port), let peer = peerPortID(link) else { continue }
+            let (output, input) = link.port.hasPrefix("in_") ? (peer, ours) : (ours, peer)
+            if live.values.contains(where: { $0.output == output && $0.input == input })
+                || requested.contains(where: { $0.output == output && $0.input == input }) { continue }
+            if removedLinks.contains(where: { $0.link == link && ports[$0.output] != nil && ports[$0.input] != nil }) {
+                continue  // just removed by a person, most likely: settle() decides
+            }
+            let props = cpshim_properties_new()
+            pw_properties_set(props, "link.output.node", "\(ports[output]!.node)")
+            pw_properties_set(props, "link.output.port", "\(output)")
+            pw_properties_set(props, "link.input.node", "\(ports[input]!.node)")
+            pw_properties_set(props, "link.input.port", "\(input)")
+            pw_properties_set(props, "object.linger", "true")
+            if let proxy = pw_core_create_object(core, "link-factory", "PipeWire:Interface:Link",
+                                                 UInt32(PW_VERSION_LINK), &props!.pointee.dict, 0) {
+                made.append(OpaquePointer(proxy))
+                requested.append((output, input))
+                Log.info("\(node.configuration.nodeName): re-made the link \(link)")
+            }
+            pw_properties_free(props)
+        }
+    }
+
+    nonisolated(unsafe) private static let registryEvents: UnsafeMutablePointer<pw_registry_events> = {
+        let events = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
+        events.initialize(to: pw_registry_events())
+        events.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        events.pointee.global = { data, id, _, type, _, props in
+            guard let type else { return }
+            NodeMemory.this(data).globalAdded(id: id, type: String(cString: type), props: props)
+        }
+        events.pointee.global_remove = { data, id in NodeMemory.this(data).globalRemoved(id: id) }
+        return events
+    }()
+}
