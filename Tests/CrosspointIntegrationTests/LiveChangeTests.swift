@@ -52,6 +52,14 @@ struct LiveChangeTests {
             usleep(200_000)
             sandbox.run(["pw-link", "xp-live:out_AUX2", peer])
             sandbox.run(["pw-link", "xp-live:out_AUX2", peer])  // the same link again: refused, nothing breaks
+            // Fan-out of an untouched output to a second device, and a second source summed
+            // into a touched input (PipeWire mixes what several links bring to one port).
+            sandbox.shell("pw_null_sink second 'FL FR' && pw-link xp-live:out_AUX0 second:playback_FL")
+            let player = sandbox.shell("pw-link -l | grep -B1 -- '-> xp-live:in_AUX0' | head -1").stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(!player.isEmpty, "in_AUX0 should be fed by the player")
+            sandbox.run(["pw-link", player, "xp-live:in_AUX3"])
+            usleep(200_000)
             // 1,000 set-params on the cross-points of output 2, in one pw-cli process.
             var commands: [String] = []
             for _ in 0..<1000 {
