@@ -111,6 +111,25 @@ void cpshim_props_add_bool(struct spa_pod_builder *b, const char *key, bool valu
     spa_pod_builder_bool(b, value);
 }
 
+void cpshim_props_add_strings(struct spa_pod_builder *b, const char *key, const char *const *values, uint32_t count)
+{
+    struct spa_pod_frame f;
+    spa_pod_builder_string(b, key);
+    spa_pod_builder_push_struct(b, &f);
+    for (uint32_t i = 0; i < count; i++) spa_pod_builder_string(b, values[i]);
+    spa_pod_builder_pop(b, &f);
+}
+
+struct spa_pod *cpshim_prop_info_strings(struct spa_pod_builder *b, const char *name, const char *description)
+{
+    return spa_pod_builder_add_object(b, SPA_TYPE_OBJECT_PropInfo, SPA_PARAM_PropInfo,
+        SPA_PROP_INFO_name, SPA_POD_String(name),
+        SPA_PROP_INFO_description, SPA_POD_String(description),
+        SPA_PROP_INFO_type, SPA_POD_String(""),
+        SPA_PROP_INFO_container, SPA_POD_Id(SPA_TYPE_Struct),
+        SPA_PROP_INFO_params, SPA_POD_Bool(true));
+}
+
 void cpshim_props_add_int_array(struct spa_pod_builder *b, const char *key, const int32_t *values, uint32_t count)
 {
     spa_pod_builder_string(b, key);
@@ -173,13 +192,23 @@ static void describe(const struct spa_pod *pod, struct cpshim_value *v)
         }
     } else if (spa_pod_is_struct(pod)) {
         const struct spa_pod *item;
-        v->kind = CPSHIM_NUMBERS;
+        bool numbers = true, strings = true;
         SPA_POD_STRUCT_FOREACH(pod, item) {
             double x;
-            if (!number_of(item, &x)) { v->kind = CPSHIM_OTHER; v->type_name = "list of non-numbers"; return; }
-            if (v->count < CPSHIM_MAX_NUMBERS) v->numbers[v->count] = x;
+            if (number_of(item, &x)) {
+                strings = false;
+                if (v->count < CPSHIM_MAX_NUMBERS) v->numbers[v->count] = x;
+            } else if (spa_pod_is_string(item)) {
+                numbers = false;
+                if (v->count < CPSHIM_MAX_NUMBERS) spa_pod_get_string(item, &v->strings[v->count]);
+            } else {
+                numbers = strings = false;
+            }
             v->count++;
         }
+        if (v->count == 0 || numbers) v->kind = CPSHIM_NUMBERS;
+        else if (strings) v->kind = CPSHIM_STRINGS;
+        else { v->kind = CPSHIM_OTHER; v->type_name = "list mixing numbers, strings or other values"; }
     } else {
         v->kind = CPSHIM_OTHER;
         v->type_name = type_name(SPA_POD_TYPE(pod));

@@ -206,6 +206,24 @@ public struct Mixer: Equatable, Sendable {
         outputs = newOutputs
     }
 
+    /// Sets the channel names of the inputs (or outputs): as many channels as names, resized as
+    /// `resize` does, then named.
+    public mutating func setChannels(inputs names: [String]) throws(CrosspointError) {
+        var next = self
+        try next.resize(inputs: names.count, outputs: outputs)
+        try Mixer.checkChannels(names, count: names.count, what: "input")
+        next.inputChannels = names
+        self = next
+    }
+
+    public mutating func setChannels(outputs names: [String]) throws(CrosspointError) {
+        var next = self
+        try next.resize(inputs: inputs, outputs: names.count)
+        try Mixer.checkChannels(names, count: names.count, what: "output")
+        next.outputChannels = names
+        self = next
+    }
+
     public mutating func setRamp(milliseconds: Double) throws(CrosspointError) {
         guard milliseconds.isFinite else { throw .notFinite(key: "ramp.ms", value: milliseconds) }
         guard Mixer.rampRange.contains(milliseconds) else {

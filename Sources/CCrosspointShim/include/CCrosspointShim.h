@@ -49,6 +49,8 @@ void cpshim_props_begin(struct spa_pod_builder *b, struct cpshim_props_frames *f
 void cpshim_props_add_float(struct spa_pod_builder *b, const char *key, float value);
 void cpshim_props_add_int(struct spa_pod_builder *b, const char *key, int32_t value);
 void cpshim_props_add_bool(struct spa_pod_builder *b, const char *key, bool value);
+void cpshim_props_add_strings(struct spa_pod_builder *b, const char *key, const char *const *values, uint32_t count);
+struct spa_pod *cpshim_prop_info_strings(struct spa_pod_builder *b, const char *name, const char *description);
 void cpshim_props_add_int_array(struct spa_pod_builder *b, const char *key, const int32_t *values, uint32_t count);
 struct spa_pod *cpshim_props_end(struct spa_pod_builder *b, struct cpshim_props_frames *f,
                                  float volume, bool mute, const float *channel_volumes, uint32_t count);
@@ -60,6 +62,7 @@ enum cpshim_value_kind {
     CPSHIM_NUMBERS = 3,  // an Array or Struct of numbers: `numbers[0..<count]`
     CPSHIM_STRING = 4,   // `string`
     CPSHIM_OTHER = 5,    // anything else; `type_name` says what it was
+    CPSHIM_STRINGS = 6,  // a Struct of strings: `strings[0..<count]` (valid during the callback)
 };
 #define CPSHIM_MAX_NUMBERS 1024
 struct cpshim_value {
@@ -70,6 +73,7 @@ struct cpshim_value {
     const char *type_name;
     uint32_t count;       // numbers in `numbers`; for arrays longer than the buffer, their real length
     double numbers[CPSHIM_MAX_NUMBERS];
+    const char *strings[CPSHIM_MAX_NUMBERS];
 };
 // Called once per key found; key is NULL when a params entry's key is not a string.
 typedef void (*cpshim_prop_fn)(void *user, const char *key, const struct cpshim_value *value);
