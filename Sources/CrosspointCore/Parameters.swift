@@ -3,7 +3,7 @@
 
 /// A family of keys that share a type, a range and a meaning (`matrix.<in>.<out>`).
 public struct ParameterFamily: Sendable, Equatable {
-    public enum ValueType: String, Sendable { case float = "Float", int = "Int", bool = "Bool", intArray = "Array of Int" }
+    public enum ValueType: String, Sendable { case float = "Float", int = "Int", bool = "Bool", intArray = "Array of Int", names = "Array of String" }
 
     /// The key with placeholders, as documented: `matrix.<in>.<out>`.
     public let pattern: String
@@ -20,12 +20,14 @@ public enum ParameterValue: Equatable, Sendable, CustomStringConvertible {
     case number(Double)
     case bool(Bool)
     case ints([Int])
+    case names([String])
 
     public var description: String {
         switch self {
         case let .number(v): "\(v)"
         case let .bool(v): "\(v)"
         case let .ints(v): "[" + v.map(String.init).joined(separator: ",") + "]"
+        case let .names(v): "[" + v.joined(separator: " ") + "]"
         }
     }
 }
@@ -42,6 +44,8 @@ public enum Parameter: Hashable, Sendable {
     case ramp
     case inputCount
     case outputCount
+    case inputPositions
+    case outputPositions
 
     /// The table, in the order PropInfo lists it.
     public static let families: [ParameterFamily] = [
@@ -65,6 +69,10 @@ public enum Parameter: Hashable, Sendable {
               summary: "Number of input ports; changed live, surviving ports keep their links and gains"),
         .init(pattern: "outputs", type: .int, defaultValue: 2, range: 1...256,
               summary: "Number of output ports; a removed port fades out before it goes"),
+        .init(pattern: "input.position", type: .names, defaultValue: 0, range: 1...256,
+              summary: "Channel names of the inputs (their ports are in_<name>); sets the count too"),
+        .init(pattern: "output.position", type: .names, defaultValue: 0, range: 1...256,
+              summary: "Channel names of the outputs (their ports are out_<name>); sets the count too"),
     ]
 
     public var family: ParameterFamily {
@@ -79,6 +87,8 @@ public enum Parameter: Hashable, Sendable {
         case .ramp: Parameter.families[7]
         case .inputCount: Parameter.families[8]
         case .outputCount: Parameter.families[9]
+        case .inputPositions: Parameter.families[10]
+        case .outputPositions: Parameter.families[11]
         }
     }
 
@@ -95,6 +105,8 @@ public enum Parameter: Hashable, Sendable {
         case .ramp: "ramp.ms"
         case .inputCount: "inputs"
         case .outputCount: "outputs"
+        case .inputPositions: "input.position"
+        case .outputPositions: "output.position"
         }
     }
 
@@ -115,6 +127,8 @@ public enum Parameter: Hashable, Sendable {
             case ("ramp", 2) where parts[1] == "ms": self = .ramp
             case ("inputs", 1): self = .inputCount
             case ("outputs", 1): self = .outputCount
+            case ("input", 2) where parts[1] == "position": self = .inputPositions
+            case ("output", 2) where parts[1] == "position": self = .outputPositions
             default: throw CrosspointError.unknownKey(key)
             }
         } catch let error as CrosspointError {
@@ -133,7 +147,7 @@ public enum Parameter: Hashable, Sendable {
         for i in 0..<mixer.inputs { for j in 0..<mixer.outputs { keys.append(.crosspoint(input: i, output: j)) } }
         keys += (0..<mixer.inputs).map { .inputMute($0) }
         keys += (0..<mixer.outputs).map { .outputMute($0) }
-        keys += [.channelMap, .ramp, .inputCount, .outputCount]
+        keys += [.channelMap, .ramp, .inputCount, .outputCount, .inputPositions, .outputPositions]
         return keys
     }
 
@@ -163,6 +177,8 @@ extension Mixer {
         case .ramp: .number(rampMilliseconds)
         case .inputCount: .number(Double(inputs))
         case .outputCount: .number(Double(outputs))
+        case .inputPositions: .names(inputChannels)
+        case .outputPositions: .names(outputChannels)
         }
     }
 
@@ -181,6 +197,10 @@ extension Mixer {
         case let (.ramp, .number(v)): try setRamp(milliseconds: v)
         case let (.inputCount, .number(v)): try resize(inputs: try Mixer.count(v, key: key), outputs: outputs)
         case let (.outputCount, .number(v)): try resize(inputs: inputs, outputs: try Mixer.count(v, key: key))
+        case let (.inputPositions, .names(names)): try setChannels(inputs: names)
+        case let (.outputPositions, .names(names)): try setChannels(outputs: names)
+        case (.inputPositions, _), (.outputPositions, _):
+            throw .invalidValue(key: key, reason: "expects a list of channel names like [ FL FR ], got \(value)")
         case (.channelMap, _):
             throw .invalidValue(key: key, reason: "expects an array of integers, got \(value)")
         default:
@@ -223,6 +243,9 @@ extension Parameter {
             case .bool:
                 def = f.defaultValue == 0 ? "false" : "true"
                 range = "true, false"
+            case .names:
+                def = "from the module arguments"
+                range = "1 to 256 names (letters, digits, _)"
             case .intArray:
                 def = "identity"
                 range = "-1 or an input index, per output"

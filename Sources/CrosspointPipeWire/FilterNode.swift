@@ -20,6 +20,9 @@ public final class FilterNode {
     private let listener: UnsafeMutablePointer<spa_hook>
     private var inputPorts: [UnsafeMutableRawPointer?] = []
     private var outputPorts: [UnsafeMutableRawPointer?] = []
+    /// The channel name each port has now (`in_<channel>`, `out_<channel>`).
+    private var inputPortChannels: [String] = []
+    private var outputPortChannels: [String] = []
     private var removalTimer: UnsafeMutablePointer<spa_source>?
     private var publishedShape: (Int, Int)
     /// Called on the main loop when the filter fails (e.g. its connection breaks).
@@ -53,6 +56,8 @@ public final class FilterNode {
         self.filter = filter
         inputPorts = mixer.inputChannels.map { addPort(SPA_DIRECTION_INPUT, "in", $0) }
         outputPorts = mixer.outputChannels.map { addPort(SPA_DIRECTION_OUTPUT, "out", $0) }
+        inputPortChannels = mixer.inputChannels
+        outputPortChannels = mixer.outputChannels
         context.initialize(to: DSPContext(
             renderer: engine.renderer, owner: nil, table: PortTable.make(inputs: inputPorts, outputs: outputPorts)))
         context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
@@ -130,12 +135,23 @@ public final class FilterNode {
     /// Brings ports and renderer in line with `mixer`.
     private func syncPorts() {
         guard let filter else { return }
+        // Surviving ports whose channel was renamed (input.position / output.position).
+        for i in 0..<min(inputPorts.count, mixer.inputs) where inputPortChannels[i] != mixer.inputChannels[i] {
+            rename(inputPorts[i], "in", mixer.inputChannels[i])
+            inputPortChannels[i] = mixer.inputChannels[i]
+        }
+        for j in 0..<min(outputPorts.count, mixer.outputs) where outputPortChannels[j] != mixer.outputChannels[j] {
+            rename(outputPorts[j], "out", mixer.outputChannels[j])
+            outputPortChannels[j] = mixer.outputChannels[j]
+        }
         var added = false
         while inputPorts.count < mixer.inputs {
+            inputPortChannels.append(mixer.inputChannels[inputPorts.count])
             inputPorts.append(addPort(SPA_DIRECTION_INPUT, "in", mixer.inputChannels[inputPorts.count]))
             added = true
         }
         while outputPorts.count < mixer.outputs {
+            outputPortChannels.append(mixer.outputChannels[outputPorts.count])
             outputPorts.append(addPort(SPA_DIRECTION_OUTPUT, "out", mixer.outputChannels[outputPorts.count]))
             added = true
         }
@@ -175,20 +191,34 @@ public final class FilterNode {
         guard !goneInputs.isEmpty || !goneOutputs.isEmpty else { return }
         inputPorts.removeLast(goneInputs.count)
         outputPorts.removeLast(goneOutputs.count)
+        inputPortChannels.removeLast(goneInputs.count)
+        outputPortChannels.removeLast(goneOutputs.count)
         swapPortTable()
         for port in goneInputs + goneOutputs { if let port { pw_filter_remove_port(port) } }
         engine.replace(with: mixer)
         publish()
     }
 
-    private func addPort(_ direction: spa_direction, _ prefix: String, _ channel: String) -> UnsafeMutableRawPointer? {
+    private func portProperties(_ prefix: String, _ channel: String) -> OpaquePointer? {
         let p = cpshim_properties_new()
         let name = "\(prefix)_\(channel)"
-        pw_properties_set(p, "format.dsp", "32 bit float mono audio")
         pw_properties_set(p, "port.name", name)
         pw_properties_set(p, "audio.channel", channel)
         pw_properties_set(p, "port.alias", "\(configuration.nodeDescription):\(name)")
+        return OpaquePointer(p)
+    }
+
+    private func addPort(_ direction: spa_direction, _ prefix: String, _ channel: String) -> UnsafeMutableRawPointer? {
+        let p = UnsafeMutablePointer<pw_properties>(portProperties(prefix, channel))
+        pw_properties_set(p, "format.dsp", "32 bit float mono audio")
         return pw_filter_add_port(filter, direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
+    }
+
+    /// Gives a live port a new channel name; its links stay.
+    private func rename(_ port: UnsafeMutableRawPointer?, _ prefix: String, _ channel: String) {
+        guard let filter, let port, let p = UnsafeMutablePointer<pw_properties>(portProperties(prefix, channel)) else { return }
+        pw_filter_update_properties(filter, port, &p.pointee.dict)
+        pw_properties_free(p)
     }
 
     /// Gives the data thread a new port table, synchronously on the data loop (so that the
@@ -220,6 +250,13 @@ public final class FilterNode {
         engine.collectRetired()
         let shapeChanged = publishedShape != (mixer.inputs, mixer.outputs)
         publishedShape = (mixer.inputs, mixer.outputs)
+        if shapeChanged {
+            let props = cpshim_properties_new()
+            pw_properties_set(props, "crosspoint.inputs", "\(mixer.inputs)")
+            pw_properties_set(props, "crosspoint.outputs", "\(mixer.outputs)")
+            pw_filter_update_properties(filter, nil, &props!.pointee.dict)
+            pw_properties_free(props)
+        }
         _ = PropsCodec.withParams(for: mixer, includingInfo: shapeChanged) { params in
             pw_filter_update_params(filter, nil, params.baseAddress, UInt32(params.count))
         }

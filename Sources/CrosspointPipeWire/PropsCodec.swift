@@ -1,6 +1,7 @@
 import CCrosspointShim
 import CPipeWire
 import CrosspointCore
+import Glibc
 
 /// Pods built into a buffer of our own; valid while the buffer lives.
 final class PodBuffer {
@@ -20,18 +21,25 @@ final class PodBuffer {
 /// Crosspoint's node params in PipeWire's form, made from the one parameter table
 /// (`Parameter`): PropInfo, Props, and the walk of an incoming Props pod.
 public enum PropsCodec {
-    /// Above this many cross-points, PropInfo describes the matrix by its pattern
-    /// (`matrix.<in>.<out>`) and Props lists only the non-zero cross-points.
-    public static let fullListingLimit = 4096
+    /// PipeWire 0.3.65 takes at most 4096 params in one node update (MAX_PARAMS in
+    /// module-client-node): when one PropInfo per key would come near that, PropInfo
+    /// describes the matrix by its pattern (`matrix.<in>.<out>`) instead.
+    static func infoListsEveryKey(_ mixer: Mixer) -> Bool {
+        mixer.inputs * mixer.outputs + 2 * (mixer.inputs + mixer.outputs) + 16 <= 4000
+    }
 
-    static func bufferSize(for mixer: Mixer) -> Int {
+    /// Props is one param, but it is rebuilt on every change: above this many cross-points
+    /// it lists only the non-zero ones.
+    public static let fullPropsLimit = 16384
+
+        static func bufferSize(for mixer: Mixer) -> Int {
         let keys = mixer.inputs * mixer.outputs + 4 * (mixer.inputs + mixer.outputs) + 16
         return 16384 + keys * 192 + (mixer.inputs + mixer.outputs) * 64
     }
 
     /// The keys Props and PropInfo list for `mixer`.
     static func listedParameters(for mixer: Mixer) -> [Parameter] {
-        let full = mixer.inputs * mixer.outputs <= fullListingLimit
+        let full = mixer.inputs * mixer.outputs <= fullPropsLimit
         return Parameter.all(for: mixer).filter { p in
             guard !full, case .crosspoint = p else { return true }
             return mixer.value(of: p) != .number(0)
@@ -46,7 +54,7 @@ public enum PropsCodec {
         let buffer = PodBuffer(size: bufferSize(for: mixer))
         var pods: [UnsafePointer<spa_pod>?] = []
         if includingInfo {
-            let full = mixer.inputs * mixer.outputs <= fullListingLimit
+            let full = infoListsEveryKey(mixer)
             for p in Parameter.all(for: mixer) {
                 if case .crosspoint(let i, let j) = p, !full {
                     if i == 0 && j == 0 { pods.append(info(name: p.family.pattern, family: p.family, summary: p.family.summary, buffer)) }
@@ -69,6 +77,8 @@ public enum PropsCodec {
                                  Int32(family.range.lowerBound), Int32(family.range.upperBound))
         case .bool:
             cpshim_prop_info_bool(&b.builder, name, summary, family.defaultValue != 0)
+        case .names:
+            cpshim_prop_info_strings(&b.builder, name, summary)
         case .intArray:
             cpshim_prop_info_int_array(&b.builder, name, summary,
                                        Int32(family.range.lowerBound), Int32(family.range.upperBound))
@@ -87,6 +97,8 @@ public enum PropsCodec {
             case let .ints(v):
                 let values = v.map(Int32.init)
                 cpshim_props_add_int_array(&b.builder, p.key, values, UInt32(values.count))
+            case let .names(names):
+                withCStrings(names) { cpshim_props_add_strings(&b.builder, p.key, $0, UInt32(names.count)) }
             }
         }
         let volumes = mixer.outputGains
@@ -99,6 +111,7 @@ public enum PropsCodec {
         case number(Double)
         case bool(Bool)
         case numbers([Double])
+        case strings([String])
         /// Not a value any key takes; the reason names what it was.
         case invalid(String)
     }
@@ -132,6 +145,13 @@ public enum PropsCodec {
             return .numbers(withUnsafeBytes(of: v.numbers) { raw in
                 Array(raw.bindMemory(to: Double.self).prefix(Int(v.count)))
             })
+        case CPSHIM_STRINGS:
+            guard v.count <= UInt32(Mixer.channelLimit.upperBound) else {
+                return .invalid("a list of \(v.count) names, more than the 256 channels a node can have")
+            }
+            return .strings(withUnsafeBytes(of: v.strings) { raw in
+                raw.bindMemory(to: UnsafePointer<CChar>?.self).prefix(Int(v.count)).map { $0.map { String(cString: $0) } ?? "" }
+            })
         case CPSHIM_STRING:
             let text = v.string.map { String(cString: $0) } ?? ""
             return .invalid("the string \"\(text.prefix(40))\"")
@@ -139,4 +159,11 @@ public enum PropsCodec {
             return .invalid("a value of type " + (v.type_name.map { String(cString: $0) } ?? "unknown"))
         }
     }
+}
+
+/// Lends C strings for `strings` to `body` (for the pod builder, which copies them).
+func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    return copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { body($0.baseAddress!) }
 }

@@ -65,6 +65,8 @@ extension Mixer {
                 ints.append(Int(n))
             }
             return .ints(ints)
+        case let .strings(names):
+            return .names(names)
         case let .invalid(what):
             throw .invalidValue(key: key, reason: "got \(what)")
         }
@@ -77,6 +79,7 @@ extension PropsCodec.RawValue {
         case let .number(v): Gain.format(v)
         case let .bool(b): "\(b)"
         case let .numbers(list): "[" + list.map(Gain.format).joined(separator: ",") + "]"
+        case let .strings(list): "[" + list.joined(separator: " ") + "]"
         case let .invalid(what): what
         }
     }

@@ -90,7 +90,7 @@ struct ParametersTests {
     func everyKeyRoundTrips(inputs: Int, outputs: Int) throws {
         let mixer = try makeMixer(inputs, outputs)
         let all = Parameter.all(for: mixer)
-        #expect(all.count == 1 + 2 * inputs + 2 * outputs + inputs * outputs + 2)
+        #expect(all.count == 1 + 2 * inputs + 2 * outputs + inputs * outputs + 6)
         #expect(Set(all).count == all.count, "no key twice")
         #expect(Set(all.map(\.key)).count == all.count, "no key string twice")
         for parameter in all {
@@ -135,7 +135,9 @@ struct ParametersTests {
     @Test("Each family has the right type, default and range")
     func familiesDescribeThemselves() {
         let byPattern = Dictionary(uniqueKeysWithValues: Parameter.families.map { ($0.pattern, $0) })
-        #expect(Parameter.families.count == 8)
+        #expect(Parameter.families.count == 12)
+        #expect(byPattern["inputs"]?.type == .int && byPattern["outputs"]?.range == 1...256)
+        #expect(byPattern["input.position"]?.type == .names && byPattern["output.position"]?.type == .names)
         #expect(byPattern["gain.master"]?.type == .float)
         #expect(byPattern["gain.master"]?.defaultValue == 1)
         #expect(byPattern["gain.master"]?.range == -10...10)

@@ -37,3 +37,27 @@ struct ResizeTests {
         #expect(mixer == before)
     }
 }
+
+/// Channel names set live (`input.position`, `output.position`).
+struct ChannelNamesTests {
+    @Test func positionsRenameAndResize() throws {
+        var mixer = try Mixer(inputs: 2, outputs: 2)
+        try mixer.set(.outputPositions, to: .names(["FL", "FR", "RL", "RR"]))
+        #expect(mixer.outputs == 4 && mixer.outputChannels == ["FL", "FR", "RL", "RR"])
+        #expect(mixer.crosspoint(input: 0, output: 0) == 1, "surviving cross-points stay")
+        try mixer.set(.inputPositions, to: .names(["MONO"]))
+        #expect(mixer.inputs == 1 && mixer.inputChannels == ["MONO"])
+        #expect(mixer.value(of: .outputPositions) == .names(["FL", "FR", "RL", "RR"]))
+        #expect(try Parameter(key: "output.position", in: mixer) == .outputPositions)
+    }
+
+    @Test func badPositionsAreRefusedAndChangeNothing() throws {
+        var mixer = try Mixer(inputs: 2, outputs: 2)
+        let before = mixer
+        #expect(throws: CrosspointError.self) { try mixer.set(.outputPositions, to: .names(["FL", "FL"])) }
+        #expect(throws: CrosspointError.self) { try mixer.set(.outputPositions, to: .names(["F L"])) }
+        #expect(throws: CrosspointError.channelCount(what: "outputs", value: 0)) { try mixer.set(.outputPositions, to: .names([])) }
+        #expect(throws: CrosspointError.self) { try mixer.set(.inputPositions, to: .number(2)) }
+        #expect(mixer == before)
+    }
+}

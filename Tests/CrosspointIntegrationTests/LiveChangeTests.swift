@@ -117,4 +117,30 @@ struct LiveChangeTests {
         #expect(failed == 0, "\(failed) of \(nodeCycles) cycles of the node did not finish (xruns)")
         sandbox.stop()
     }
+
+    @Test func channelNamesChangeLiveAndLinksStay() throws {
+        let id = try #require(try Graph(sandbox).nodeID("xp-live"))
+        sandbox.shell("pw_null_sink names 'FL FR' && pw-link xp-live:out_AUX0 names:playback_FL")
+        sandbox.run(["pw-cli", "set-param", "\(id)", "Props", #"{ params = [ "output.position" [ "FL" "FR" "RL" ] ] }"#])
+        let graph = try sandbox.waitFor("renamed ports") { graph in
+            Set(graph.ports(of: "xp-live", direction: "output").compactMap { $0["port.name"] as? String }) == ["out_FL", "out_FR", "out_RL"]
+        }
+        #expect(graph.ports(of: "xp-live", direction: "output").allSatisfy { ($0["port.name"] as? String) == "out_" + (($0["audio.channel"] as? String) ?? "?") })
+        // The renamed port keeps its link (pw-dump shows the new port names; pw-link reads the
+        // registry's first announcement of a port and keeps showing the old name).
+        let renamed = graph.objects.first { o in
+            (o["type"] as? String) == "PipeWire:Interface:Port" && Graph.props(o)["port.name"] as? String == "out_FL"
+                && Graph.props(o)["node.id"] as? Int == graph.nodeID("xp-live")
+        }?["id"] as? Int
+        let linked = graph.objects.contains { o in
+            (o["type"] as? String) == "PipeWire:Interface:Link"
+                && ((o["info"] as? [String: Any])?["output-port-id"] as? Int) == renamed
+        }
+        #expect(renamed != nil && linked, "the renamed port keeps its link")
+        #expect(sandbox.float(graph.params(of: "xp-live")["outputs"]) == 3)
+        sandbox.run(["pw-cli", "set-param", "\(id)", "Props", #"{ params = [ "output.position" [ "FL" "FL" ] ] }"#])
+        usleep(300_000)
+        #expect(sandbox.daemonLog.contains("'FL' appears twice"))
+        sandbox.stop()
+    }
 }
