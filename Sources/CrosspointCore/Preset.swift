@@ -1,0 +1,172 @@
+/// Everything a user sets on a mixer, as a file: `crosspoint save` writes one, `crosspoint
+/// load` applies one, and a node can keep its state in the same form.
+///
+/// The JSON keys are the module arguments' and the parameter table's:
+///
+///     {
+///       "format": "crosspoint-preset",
+///       "version": 1,
+///       "inputs": 2,
+///       "outputs": 1,
+///       "input.position": ["FL", "FR"],
+///       "output.position": ["MONO"],
+///       "gain.master": 1,
+///       "mute.master": false,
+///       "gain.in": [1, 1],
+///       "mute.in": [false, false],
+///       "gain.out": [1],
+///       "mute.out": [false],
+///       "matrix": [[0.5], [0.5]],
+///       "ramp.ms": 10
+///     }
+///
+/// Gains are linear (negative flips polarity), `matrix` has one row per input and one gain
+/// per output in each row. `format`, `version`, `inputs`, `outputs` and `matrix` are
+/// required; a missing `input.position`/`output.position` means the default channel names,
+/// missing gains 1, missing mutes false, a missing `ramp.ms` the default ramp.
+/// Applying a preset checks every value with the mixer's own setters, so an error names the
+/// parameter key (`gain.in.1: 12.0 is outside -10.0...10.0`) and changes nothing.
+public struct Preset: Codable, Equatable, Sendable {
+    public static let formatTag = "crosspoint-preset"
+    public static let currentVersion = 1
+
+    public var format: String
+    public var version: Int
+    public var inputs: Int
+    public var outputs: Int
+    public var inputChannels: [String]
+    public var outputChannels: [String]
+    public var masterGain: Double
+    public var masterMute: Bool
+    public var inputGains: [Double]
+    public var inputMutes: [Bool]
+    public var outputGains: [Double]
+    public var outputMutes: [Bool]
+    /// One row per input, one gain per output.
+    public var matrix: [[Double]]
+    public var rampMilliseconds: Double
+
+    enum CodingKeys: String, CodingKey {
+        case format, version, inputs, outputs
+        case inputChannels = "input.position", outputChannels = "output.position"
+        case masterGain = "gain.master", masterMute = "mute.master"
+        case inputGains = "gain.in", inputMutes = "mute.in"
+        case outputGains = "gain.out", outputMutes = "mute.out"
+        case matrix
+        case rampMilliseconds = "ramp.ms"
+    }
+
+    /// The state of `mixer`. Gains are written as the shortest decimal that reads back as the
+    /// same Float (`0.3`, not `0.30000001192092896`).
+    public init(_ mixer: Mixer) {
+        format = Preset.formatTag
+        version = Preset.currentVersion
+        inputs = mixer.inputs
+        outputs = mixer.outputs
+        inputChannels = mixer.inputChannels
+        outputChannels = mixer.outputChannels
+        masterGain = Preset.decimal(mixer.masterGain)
+        masterMute = mixer.masterMute
+        inputGains = mixer.inputGains.map(Preset.decimal)
+        inputMutes = mixer.inputMutes
+        outputGains = mixer.outputGains.map(Preset.decimal)
+        outputMutes = mixer.outputMutes
+        matrix = (0..<mixer.inputs).map { i in
+            (0..<mixer.outputs).map { j in Preset.decimal(mixer.crosspoint(input: i, output: j)) }
+        }
+        rampMilliseconds = mixer.rampMilliseconds
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        format = try c.decode(String.self, forKey: .format)
+        version = try c.decode(Int.self, forKey: .version)
+        inputs = try c.decode(Int.self, forKey: .inputs)
+        outputs = try c.decode(Int.self, forKey: .outputs)
+        matrix = try c.decode([[Double]].self, forKey: .matrix)
+        // Defaults for what is left out; a count outside 1...256 is refused by `validateShape`.
+        let limit = Mixer.channelLimit.upperBound
+        let (n, m) = (min(max(inputs, 0), limit), min(max(outputs, 0), limit))
+        inputChannels = try c.decodeIfPresent([String].self, forKey: .inputChannels) ?? Mixer.defaultChannels(count: n)
+        outputChannels = try c.decodeIfPresent([String].self, forKey: .outputChannels) ?? Mixer.defaultChannels(count: m)
+        masterGain = try c.decodeIfPresent(Double.self, forKey: .masterGain) ?? 1
+        masterMute = try c.decodeIfPresent(Bool.self, forKey: .masterMute) ?? false
+        inputGains = try c.decodeIfPresent([Double].self, forKey: .inputGains) ?? Array(repeating: 1, count: n)
+        inputMutes = try c.decodeIfPresent([Bool].self, forKey: .inputMutes) ?? Array(repeating: false, count: n)
+        outputGains = try c.decodeIfPresent([Double].self, forKey: .outputGains) ?? Array(repeating: 1, count: m)
+        outputMutes = try c.decodeIfPresent([Bool].self, forKey: .outputMutes) ?? Array(repeating: false, count: m)
+        rampMilliseconds = try c.decodeIfPresent(Double.self, forKey: .rampMilliseconds) ?? Mixer.defaultRampMilliseconds
+    }
+
+    /// Checks the tag, the version and that every list has the length the preset's shape asks for.
+    public func validateShape() throws(CrosspointError) {
+        guard format == Preset.formatTag else {
+            throw .invalidValue(key: "format", reason: "is '\(format)'; a Crosspoint preset says '\(Preset.formatTag)'")
+        }
+        guard version >= 1, version <= Preset.currentVersion else {
+            throw .invalidValue(
+                key: "version", reason: "\(version) is not a preset version this Crosspoint reads (1 to \(Preset.currentVersion))")
+        }
+        guard Mixer.channelLimit.contains(inputs) else { throw .channelCount(what: "inputs", value: inputs) }
+        guard Mixer.channelLimit.contains(outputs) else { throw .channelCount(what: "outputs", value: outputs) }
+        for (key, count, expected, what) in [
+            ("input.position", inputChannels.count, inputs, "inputs"), ("output.position", outputChannels.count, outputs, "outputs"),
+            ("gain.in", inputGains.count, inputs, "inputs"), ("mute.in", inputMutes.count, inputs, "inputs"),
+            ("gain.out", outputGains.count, outputs, "outputs"), ("mute.out", outputMutes.count, outputs, "outputs"),
+            ("matrix", matrix.count, inputs, "inputs"),
+        ] where count != expected {
+            throw .shapeMismatch("\(key) has \(count) entries but the preset has \(expected) \(what)")
+        }
+    }
+
+    /// Names the channels whose names differ from `mixer`'s (a preset of the right shape still
+    /// applies; the caller may want to warn), or nil when they all match.
+    public func channelNameDifferences(from mixer: Mixer) -> String? {
+        var differences: [String] = []
+        for (what, mine, theirs) in [("input", inputChannels, mixer.inputChannels), ("output", outputChannels, mixer.outputChannels)]
+        where mine != theirs {
+            differences.append("\(what)s are [\(mine.joined(separator: " "))] in the preset, [\(theirs.joined(separator: " "))] on the node")
+        }
+        return differences.isEmpty ? nil : differences.joined(separator: "; ")
+    }
+
+    /// The shortest Double that prints and reads back as the same Float.
+    static func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
+}
+
+extension Mixer {
+    /// Everything set on this mixer, as a preset.
+    public var preset: Preset { Preset(self) }
+
+    /// A mixer of the preset's shape and channel names, with its state.
+    public init(preset: Preset) throws(CrosspointError) {
+        try preset.validateShape()
+        self = try Mixer(inputs: preset.inputs, outputs: preset.outputs,
+                         inputChannels: preset.inputChannels, outputChannels: preset.outputChannels)
+        try apply(preset)
+    }
+
+    /// Sets everything the preset holds. The preset must have this mixer's shape; channel names
+    /// are not changed (see `Preset.channelNameDifferences`). Changes nothing when it throws.
+    public mutating func apply(_ preset: Preset) throws(CrosspointError) {
+        try preset.validateShape()
+        guard preset.inputs == inputs, preset.outputs == outputs else {
+            throw .shapeMismatch(
+                "the preset is for \(preset.inputs) inputs x \(preset.outputs) outputs but the node has \(inputs) x \(outputs)")
+        }
+        var next = self
+        try next.setMasterGain(preset.masterGain)
+        next.setMasterMute(preset.masterMute)
+        for i in 0..<inputs {
+            try next.setInputGain(i, preset.inputGains[i])
+            try next.setInputMute(i, preset.inputMutes[i])
+        }
+        for j in 0..<outputs {
+            try next.setOutputGain(j, preset.outputGains[j])
+            try next.setOutputMute(j, preset.outputMutes[j])
+        }
+        try next.setMatrix(rows: preset.matrix)
+        try next.setRamp(milliseconds: preset.rampMilliseconds)
+        self = next
+    }
+}

@@ -1,0 +1,155 @@
+import CCrosspointShim
+import CPipeWire
+import CrosspointCore
+
+/// A node as the registry lists it, with all its properties (read from its info).
+public struct GraphNode: Sendable, Equatable {
+    public let id: UInt32
+    public let properties: [String: String]
+
+    public var name: String { properties["node.name"] ?? "node \(id)" }
+    public var description: String { properties["node.description"] ?? properties["node.nick"] ?? name }
+    public var mediaClass: String? { properties["media.class"] }
+
+    /// The mixer shape of a Crosspoint node (`crosspoint.inputs`, `crosspoint.outputs`); nil for other nodes.
+    public var crosspointShape: (inputs: Int, outputs: Int)? {
+        guard let inputs = properties["crosspoint.inputs"].flatMap({ Int($0) }),
+              let outputs = properties["crosspoint.outputs"].flatMap({ Int($0) }) else { return nil }
+        return (inputs, outputs)
+    }
+
+    /// An audio device or node that plays what is linked to it (`Audio/Sink`, or `Audio/Duplex`
+    /// as a pro-audio interface shows itself).
+    public var isSink: Bool { mediaClass == "Audio/Sink" || mediaClass == "Audio/Duplex" }
+}
+
+public struct GraphPort: Sendable, Equatable {
+    public enum Direction: String, Sendable { case input = "in", output = "out" }
+    public let id: UInt32
+    public let nodeID: UInt32
+    public let direction: Direction
+    /// The port's index among its node's ports of the same direction (`port.id`).
+    public let index: Int
+    public let name: String
+    /// `audio.channel`: FL, AUX3, MONO.
+    public let channel: String?
+    public let isMonitor: Bool
+}
+
+public struct GraphLink: Sendable, Equatable {
+    public let id: UInt32
+    public let outputNode: UInt32
+    public let outputPort: UInt32
+    public let inputNode: UInt32
+    public let inputPort: UInt32
+}
+
+/// The daemon's nodes, ports and links at one moment.
+public struct GraphSnapshot: Sendable {
+    public let nodes: [GraphNode]
+    public let ports: [GraphPort]
+    public let links: [GraphLink]
+
+    public func node(_ id: UInt32) -> GraphNode? { nodes.first { $0.id == id } }
+    public func port(_ id: UInt32) -> GraphPort? { ports.first { $0.id == id } }
+
+    /// A node's ports of one direction, in port order (monitor ports left out).
+    public func ports(of node: UInt32, _ direction: GraphPort.Direction) -> [GraphPort] {
+        ports.filter { $0.nodeID == node && $0.direction == direction && !$0.isMonitor }.sorted { $0.index < $1.index }
+    }
+
+    /// The ports linked to `port`, as `node:port` labels.
+    public func peers(of port: GraphPort) -> [String] {
+        links.compactMap { link -> UInt32? in
+            if link.outputPort == port.id { return link.inputPort }
+            if link.inputPort == port.id { return link.outputPort }
+            return nil
+        }.map(label)
+    }
+
+    /// `node.name:port.name` of a port.
+    public func label(_ portID: UInt32) -> String {
+        guard let port = port(portID) else { return "port \(portID)" }
+        return "\(node(port.nodeID)?.name ?? "node \(port.nodeID)"):\(port.name)"
+    }
+
+    public func isLinked(output: UInt32, input: UInt32) -> Bool {
+        links.contains { $0.outputPort == output && $0.inputPort == input }
+    }
+}
+
+extension PipeWireClient {
+    /// Lists every node, port and link; binds each node to read all its properties.
+    public func snapshot() throws(ClientError) -> GraphSnapshot {
+        let registry = try Registry(self)
+        var nodes: [NodeProxy] = []
+        for global in registry.globals where global.type == "PipeWire:Interface:Node" {
+            nodes.append(try NodeProxy(self, registry: registry, id: global.id))
+        }
+        try roundtrip("node information")
+        var ports: [GraphPort] = []
+        var links: [GraphLink] = []
+        for global in registry.globals {
+            let p = global.properties
+            func id(_ key: String) -> UInt32? { p[key].flatMap { UInt32($0) } }
+            switch global.type {
+            case "PipeWire:Interface:Port":
+                guard let node = id("node.id"), let direction = p["port.direction"].flatMap(GraphPort.Direction.init) else { continue }
+                ports.append(GraphPort(
+                    id: global.id, nodeID: node, direction: direction, index: p["port.id"].flatMap { Int($0) } ?? Int(global.id),
+                    name: p["port.name"] ?? "port \(global.id)", channel: p["audio.channel"], isMonitor: p["port.monitor"] == "true"))
+            case "PipeWire:Interface:Link":
+                guard let outNode = id("link.output.node"), let outPort = id("link.output.port"),
+                      let inNode = id("link.input.node"), let inPort = id("link.input.port") else { continue }
+                links.append(GraphLink(id: global.id, outputNode: outNode, outputPort: outPort, inputNode: inNode, inputPort: inPort))
+            default:
+                continue
+            }
+        }
+        let graphNodes = nodes.map { node in
+            GraphNode(id: node.globalID, properties: node.properties
+                ?? registry.globals.first { $0.id == node.globalID }?.properties ?? [:])
+        }
+        return GraphSnapshot(nodes: graphNodes.sorted { $0.id < $1.id }, ports: ports, links: links)
+    }
+}
+
+/// The registry, holding the globals it announced up to the last roundtrip.
+final class Registry {
+    struct Global {
+        let id: UInt32
+        let type: String
+        let properties: [String: String]
+    }
+
+    let proxy: OpaquePointer
+    private let hook = Hook()
+    private(set) var globals: [Global] = []
+
+    init(_ client: PipeWireClient) throws(ClientError) {
+        proxy = pw_core_get_registry(client.core, UInt32(PW_VERSION_REGISTRY), 0)
+        cpshim_registry_add_listener(proxy, hook.pointer, Registry.events, Unmanaged.passUnretained(self).toOpaque())
+        hook.isLinked = true
+        try client.roundtrip("the list of objects")
+    }
+
+    deinit {
+        hook.remove()
+        pw_proxy_destroy(proxy)
+    }
+
+    nonisolated(unsafe) private static let events: UnsafeMutablePointer<pw_registry_events> = {
+        let events = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
+        events.initialize(to: pw_registry_events())
+        events.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
+        events.pointee.global = { data, id, _, type, _, props in
+            let registry = Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue()
+            registry.globals.append(Global(
+                id: id, type: type.map { String(cString: $0) } ?? "", properties: props?.pointee.strings ?? [:]))
+        }
+        events.pointee.global_remove = { data, id in
+            Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue().globals.removeAll { $0.id == id }
+        }
+        return events
+    }()
+}

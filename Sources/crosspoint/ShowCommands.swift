@@ -1,0 +1,258 @@
+import ArgumentParser
+import CrosspointCore
+import CrosspointPipeWire
+
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the Crosspoint nodes: id, name, description, input and output counts.",
+        discussion: """
+        Examples:
+          crosspoint list
+          crosspoint list --json | jq '.[].name'
+          crosspoint list --remote pipewire-1
+        """)
+
+    @OptionGroup var connection: Connection
+    @Flag(help: "Print JSON: a list of { id, name, description, inputs, outputs }.") var json = false
+
+    struct Entry: Encodable {
+        let id: UInt32
+        let name: String
+        let description: String
+        let inputs: Int
+        let outputs: Int
+    }
+
+    func run() throws {
+        let session = try connection.connect()
+        let entries = session.crosspointNodes.map { node in
+            let shape = session.shape(of: node)
+            return Entry(id: node.id, name: node.name, description: node.description, inputs: shape.inputs, outputs: shape.outputs)
+        }
+        if json {
+            print(try JSONText.encode(entries), terminator: "")
+            return
+        }
+        guard !entries.isEmpty else {
+            print("no Crosspoint nodes")
+            return
+        }
+        printTable([["ID", "NAME", "DESCRIPTION", "INPUTS", "OUTPUTS"]]
+            + entries.map { ["\($0.id)", $0.name, $0.description, "\($0.inputs)", "\($0.outputs)"] },
+            terminal: Terminal(colour: .auto, width: nil))
+    }
+}
+
+struct ShowCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Show a node's matrix, gains, mutes and links.",
+        discussion: """
+        One row per input and one column per output, labelled with port names; cross-points \
+        and gains in dB (-inf is silence, ø marks a flipped polarity), M marks a mute. Wide \
+        matrices are printed in blocks of columns that fit the terminal. NODE may be left out \
+        when there is only one Crosspoint node.
+
+        Examples:
+          crosspoint show
+          crosspoint show xp-4x3 --color never
+          crosspoint show big --width 120
+          crosspoint show crosspoint --json | jq '.matrix'
+        """)
+
+    @OptionGroup var connection: Connection
+    @Argument(help: "The node: name, description or id.") var node: String?
+    @Flag(help: "Print JSON: linear gains, mutes, the matrix as rows, and each port's links.") var json = false
+    @Option(help: "Colour: auto (on a terminal), always or never.") var color: Terminal.ColourChoice = .auto
+    @Option(help: "Fit the table into this many columns (default: the terminal's width; unlimited when piped).")
+    var width: Int?
+
+    func run() throws {
+        let session = try connection.connect()
+        let target = try session.target(node)
+        let mixer = try session.mixer(of: target)
+        let view = NodeView(target: target, mixer: mixer, graph: session.graph)
+        if json {
+            print(try JSONText.encode(view.json), terminator: "")
+        } else {
+            print(view.text(Terminal(colour: color, width: width)), terminator: "")
+        }
+    }
+}
+
+/// A node's state and links, as a table and as JSON.
+struct NodeView {
+    let target: Target
+    let mixer: Mixer
+    let graph: GraphSnapshot
+
+    var inputNames: [String] { (0..<mixer.inputs).map { target.inputName($0, mixer) } }
+    var outputNames: [String] { (0..<mixer.outputs).map { target.outputName($0, mixer) } }
+
+    func peers(_ ports: [GraphPort], _ k: Int) -> [String] { k < ports.count ? graph.peers(of: ports[k]) : [] }
+
+    // MARK: JSON
+
+    struct Strip: Encodable {
+        let index: Int
+        let port: String
+        let channel: String
+        let gain: Double
+        let mute: Bool
+        let links: [String]
+    }
+
+    struct Master: Encodable {
+        let gain: Double
+        let mute: Bool
+    }
+
+    struct JSON: Encodable {
+        let id: UInt32
+        let name: String
+        let description: String
+        let inputs: [Strip]
+        let outputs: [Strip]
+        let master: Master
+        let matrix: [[Double]]
+        let rampMilliseconds: Double
+        enum CodingKeys: String, CodingKey {
+            case id, name, description, inputs, outputs, master, matrix
+            case rampMilliseconds = "ramp.ms"
+        }
+    }
+
+    var json: JSON {
+        JSON(
+            id: target.node.id, name: target.node.name, description: target.node.description,
+            inputs: (0..<mixer.inputs).map { i in
+                Strip(index: i, port: inputNames[i], channel: mixer.inputChannels[i], gain: decimal(mixer.inputGains[i]),
+                      mute: mixer.inputMutes[i], links: peers(target.inputs, i))
+            },
+            outputs: (0..<mixer.outputs).map { j in
+                Strip(index: j, port: outputNames[j], channel: mixer.outputChannels[j], gain: decimal(mixer.outputGains[j]),
+                      mute: mixer.outputMutes[j], links: peers(target.outputs, j))
+            },
+            master: Master(gain: decimal(mixer.masterGain), mute: mixer.masterMute),
+            matrix: (0..<mixer.inputs).map { i in (0..<mixer.outputs).map { decimal(mixer.crosspoint(input: i, output: $0)) } },
+            rampMilliseconds: mixer.rampMilliseconds)
+    }
+
+    // MARK: Table
+
+    /// A gain as a cell: its text in dB and its colour.
+    private func cell(_ gain: Float) -> (String, Terminal.Style?) {
+        let style: Terminal.Style? = gain == 0 ? .dim : gain < 0 ? .magenta : gain == 1 ? .green : .yellow
+        return (Gain.formatDecibels(Double(gain)), style)
+    }
+
+    /// Column headers that fit: the output port names if they are short, else the part after
+    /// their common prefix ("out_", then shown in the corner), written downwards when even
+    /// that is wider than a cell. Returns the header lines (one string per column), the
+    /// corner label and the column width.
+    private func columnHeaders(cellWidth: Int) -> (lines: [[String]], corner: String, width: Int) {
+        let names = outputNames
+        let longest = names.map(\.count).max() ?? 0
+        if longest <= max(cellWidth, 8) { return ([names], "", max(cellWidth, longest)) }
+        let prefix = commonPrefix(names)
+        let short = names.map { String($0.dropFirst(prefix.count)) }
+        let height = short.map(\.count).max() ?? 0
+        if height <= max(cellWidth, 5) { return ([short], prefix, max(cellWidth, height)) }
+        let lines = (0..<height).map { line in short.map { $0.count > line ? String(Array($0)[line]) : "" } }
+        return (lines, prefix, cellWidth)
+    }
+
+    func text(_ t: Terminal) -> String {
+        var out = "\(t.paint(target.node.name, .bold)) (node \(target.node.id)) \"\(target.node.description)\": "
+            + "\(mixer.inputs) input\(mixer.inputs == 1 ? "" : "s") x \(mixer.outputs) output\(mixer.outputs == 1 ? "" : "s"); "
+            + "master \(Gain.formatDecibels(Double(mixer.masterGain))) dB\(mixer.masterMute ? " " + t.paint("MUTED", .red) : ""); "
+            + "ramp \(Gain.format(mixer.rampMilliseconds)) ms\n"
+        out += "Gains in dB: -inf = silence, ø = flipped polarity, M = muted.\nRows are inputs, columns are outputs.\n\n"
+
+        let cells = (0..<mixer.inputs).map { i in (0..<mixer.outputs).map { cell(mixer.crosspoint(input: i, output: $0)) } }
+        let outGains = mixer.outputGains.map(cell)
+        let inGains = mixer.inputGains.map(cell)
+        let cellWidth = max(4, (cells.flatMap { $0 } + outGains).map(\.0.count).max() ?? 4)
+        let (headers, corner, width) = columnHeaders(cellWidth: cellWidth)
+
+        let labelWidth = max(inputNames.map(\.count).max()!, 4, corner.count)
+        let gainWidth = max(4, inGains.map(\.0.count).max()!)
+        let left = labelWidth + 1 + gainWidth + 1 + 4 + 3  // label gain mute " | "
+        let perBlock = max(1, ((t.width ?? Int.max) - left) / (width + 1))
+
+        for start in stride(from: 0, to: mixer.outputs, by: perBlock) {
+            let columns = start..<min(mixer.outputs, start + perBlock)
+            if columns.count < mixer.outputs {
+                out += t.paint("outputs \(columns.lowerBound) to \(columns.upperBound - 1) of \(mixer.outputs)", .bold) + "\n"
+            }
+            func row(_ label: String, _ labelStyle: Terminal.Style?, _ gain: (String, Terminal.Style?),
+                     _ mute: (String, Terminal.Style?), _ values: [(String, Terminal.Style?)]) -> String {
+                var line = t.paint(label.padded(labelWidth, right: true), labelStyle) + " "
+                line += t.paint(gain.0.padded(gainWidth), gain.1) + " " + t.paint(mute.0.padded(4), mute.1) + " | "
+                line += values.map { t.paint($0.0.padded(width), $0.1) }.joined(separator: " ")
+                return line.trimmingTrailingSpaces() + "\n"
+            }
+            let none: (String, Terminal.Style?) = ("", nil)
+            for (n, line) in headers.enumerated() {
+                out += row(n == 0 ? corner : "", .bold, n == 0 ? ("gain", .bold) : none, n == 0 ? ("mute", .bold) : none,
+                           columns.map { (line[$0], .bold) })
+            }
+            out += row("gain", .bold, none, none, columns.map { outGains[$0] })
+            if columns.contains(where: { mixer.outputMutes[$0] }) {
+                out += row("mute", .bold, none, none, columns.map { (mixer.outputMutes[$0] ? "M" : "", .red) })
+            }
+            out += String(repeating: "-", count: left - 2) + "+" + String(repeating: "-", count: columns.count * (width + 1)) + "\n"
+            for i in 0..<mixer.inputs {
+                out += row(inputNames[i], .bold, inGains[i], (mixer.inputMutes[i] ? "M" : "", .red), columns.map { cells[i][$0] })
+            }
+            out += "\n"
+        }
+        out += "Links:\n" + links(t)
+        return out
+    }
+
+    /// Each port and what it is linked to; runs of three or more unlinked ports on one line.
+    private func links(_ t: Terminal) -> String {
+        let all = inputNames.enumerated().map { ($1, "<-", peers(target.inputs, $0)) }
+            + outputNames.enumerated().map { ($1, "->", peers(target.outputs, $0)) }
+        let nameWidth = all.map(\.0.count).max() ?? 0
+        var out = ""
+        var k = 0
+        while k < all.count {
+            let (name, arrow, peers) = all[k]
+            if peers.isEmpty {
+                var end = k
+                while end + 1 < all.count, all[end + 1].2.isEmpty, all[end + 1].1 == arrow { end += 1 }
+                if end - k >= 2 {
+                    out += "  \(name) to \(all[end].0): " + t.paint("not linked", .dim) + "\n"
+                    k = end + 1
+                    continue
+                }
+                out += "  \(name.padded(nameWidth, right: true)) " + t.paint("not linked", .dim) + "\n"
+            } else {
+                out += "  \(name.padded(nameWidth, right: true)) \(arrow) " + t.paint(peers.joined(separator: ", "), .cyan) + "\n"
+            }
+            k += 1
+        }
+        return out
+    }
+
+    private func commonPrefix(_ names: [String]) -> String {
+        guard var prefix = names.first else { return "" }
+        for name in names.dropFirst() { while !name.hasPrefix(prefix) { prefix.removeLast() } }
+        // Cut after the last "_" so that a channel name is never split.
+        if let underscore = prefix.lastIndex(of: "_") { return String(prefix[...underscore]) }
+        return ""
+    }
+}
+
+extension String {
+    func trimmingTrailingSpaces() -> String {
+        var s = Substring(self)
+        while s.last == " " { s.removeLast() }
+        return String(s)
+    }
+
+    func trimmingSpaces() -> String { String(trimmingTrailingSpaces().drop { $0 == " " }) }
+}
