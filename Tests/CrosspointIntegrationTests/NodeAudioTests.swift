@@ -6,15 +6,7 @@ import Testing
 struct NodeAudioTests {
     let sandbox: Sandbox
 
-    init() throws {
-        sandbox = try Sandbox(dropIns: [
-            repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path,
-            repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/nodes.conf").path,
-        ])
-        _ = try sandbox.waitFor("the nodes") { graph in
-            ["crosspoint", "xp-mono-stereo", "xp-swap", "xp-pair34", "xp-4x3", "xp-params"].allSatisfy { graph.nodeID($0) != nil }
-        }
-    }
+    init() throws { sandbox = try Sandbox.withTestNodes() }
 
     @Test func monoToStereoDuplicatesTheInput() throws {
         try sandbox.expectAudio(node: "xp-mono-stereo", gains: [[1, 1]])

@@ -7,13 +7,7 @@ import Testing
 struct NodeParamsTests {
     let sandbox: Sandbox
 
-    init() throws {
-        sandbox = try Sandbox(dropIns: [
-            repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path,
-            repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/nodes.conf").path,
-        ])
-        _ = try sandbox.waitFor("the nodes") { $0.nodeID("xp-params") != nil && $0.nodeID("xp-4x3") != nil }
-    }
+    init() throws { sandbox = try Sandbox.withTestNodes() }
 
     func id(_ node: String) throws -> Int {
         try #require(try Graph(sandbox).nodeID(node), "node \(node) is missing")

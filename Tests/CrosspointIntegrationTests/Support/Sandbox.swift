@@ -48,6 +48,19 @@ final class Sandbox: @unchecked Sendable {
         environment = merged
     }
 
+    /// A daemon with the shipped drop-in (node "crosspoint", stereo to mono) and the test
+    /// nodes of Fixtures/nodes.conf, once they all exist.
+    static func withTestNodes() throws -> Sandbox {
+        let sandbox = try Sandbox(dropIns: [
+            repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path,
+            repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/nodes.conf").path,
+        ])
+        _ = try sandbox.waitFor("the test nodes") { graph in
+            ["crosspoint", "xp-mono-stereo", "xp-swap", "xp-pair34", "xp-4x3", "xp-params"].allSatisfy { graph.nodeID($0) != nil }
+        }
+        return sandbox
+    }
+
     func stop() {
         guard !stopped else { return }
         stopped = true
