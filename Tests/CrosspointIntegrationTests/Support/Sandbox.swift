@@ -24,13 +24,13 @@ final class Sandbox: @unchecked Sendable {
     private var stopped = false
 
     /// Starts a daemon with the given drop-ins (paths) installed.
-    init(dropIns: [String]) throws {
+    init(dropIns: [String], moduleDirectory: String = (modulePath as NSString).deletingLastPathComponent) throws {
         guard FileManager.default.fileExists(atPath: modulePath) else {
             throw SandboxError("the module is not built; run scripts/build (scripts/test does) to make \(modulePath)")
         }
         var env = ProcessInfo.processInfo.environment
         env["CROSSPOINT_DROPINS"] = dropIns.joined(separator: ":")
-        env["CROSSPOINT_MODULE_DIR"] = (modulePath as NSString).deletingLastPathComponent
+        env["CROSSPOINT_MODULE_DIR"] = moduleDirectory
         let result = Sandbox.run(["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "start"], environment: env)
         guard result.succeeded else { throw SandboxError("scripts/sandbox start failed:\n\(result.stderr)") }
         directory = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+/// The scripts a user runs first: the install (and its undo) and the demo.
+@Suite(.serialized)
+struct ScriptsTests {
+    @Test func installPutsEverythingWherePipeWireFindsItAndUninstallTakesItBack() throws {
+        // scripts/install builds when nothing is built, which cannot happen under swift test.
+        try #require(FileManager.default.fileExists(atPath: modulePath), "run scripts/build first (scripts/test does)")
+        let home = NSTemporaryDirectory() + "crosspoint-home-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_CONFIG_HOME"] = home + "/.config"
+        let script = repositoryRoot.appendingPathComponent("scripts/install").path
+        let installed = Sandbox.run(["bash", script, "--user"], environment: environment, timeout: 600)
+        #expect(installed.succeeded, "\(installed.stderr)")
+        let files = [
+            home + "/.local/lib/pipewire-0.3/libpipewire-module-crosspoint.so",
+            home + "/.config/pipewire/pipewire.conf.d/crosspoint.conf",
+            home + "/.local/bin/crosspoint",
+            home + "/.config/systemd/user/pipewire.service.d/crosspoint.conf",
+        ]
+        for file in files { #expect(FileManager.default.fileExists(atPath: file), "\(file) is missing") }
+        let service = (try? String(contentsOfFile: files[3], encoding: .utf8)) ?? ""
+        #expect(service.contains("PIPEWIRE_MODULE_DIR=\(home)/.local/lib/pipewire-0.3:"))
+        #expect(installed.stdout.contains("Undo with: scripts/install --uninstall --user"))
+
+        // The installed module and drop-in load in a stock daemon pointed at that directory.
+        let sandbox = try Sandbox(dropIns: [files[1]], moduleDirectory: home + "/.local/lib/pipewire-0.3")
+        defer { sandbox.stop() }
+        _ = try sandbox.waitFor("the installed node") { $0.nodeID("crosspoint") != nil }
+
+        let removed = Sandbox.run(["bash", script, "--uninstall", "--user"], environment: environment, timeout: 60)
+        #expect(removed.succeeded, "\(removed.stderr)")
+        for file in files { #expect(!FileManager.default.fileExists(atPath: file), "\(file) is still there") }
+        let wrong = Sandbox.run(["bash", script, "--everywhere"], environment: environment, timeout: 60)
+        #expect(!wrong.succeeded && wrong.stderr.contains("unknown option '--everywhere'"))
+    }
+
+    @Test func theDemoPlaysThroughTheNodeAndMeasuresTheExpectedLevel() throws {
+        var environment = ProcessInfo.processInfo.environment
+        // No daemon of the caller's: the demo starts its own.
+        environment["XDG_RUNTIME_DIR"] = NSTemporaryDirectory() + "crosspoint-no-daemon-\(getpid())"
+        environment["PIPEWIRE_REMOTE"] = nil
+        environment["CROSSPOINT_SKIP_BUILD"] = "1"  // swift test holds .build: the module is built already
+        let demo = Sandbox.run(["bash", repositoryRoot.appendingPathComponent("scripts/demo").path],
+                               environment: environment, timeout: 180)
+        #expect(demo.succeeded, "\(demo.stdout)\n\(demo.stderr)")
+        #expect(demo.stdout.contains("== Output level: measured RMS 0.2") && demo.stdout.contains("expected 0.2500"), "\(demo.stdout)")
+        #expect(demo.stdout.contains("in_FL") && demo.stdout.contains("out_MONO"))
+        #expect(demo.stdout.contains("pw-cli set-param"))
+    }
+}
