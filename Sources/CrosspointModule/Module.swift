@@ -30,7 +30,13 @@ final class ModuleInstance {
         guard let core else {
             throw ArgumentError(argument: "(connection)", reason: "cannot connect to PipeWire: \(String(cString: strerror(errno)))")
         }
-        let node = try FilterNode(core: core, configuration: configuration)
+        let node: FilterNode
+        do {
+            node = try FilterNode(core: core, configuration: configuration)
+        } catch {
+            if ownsCore { pw_core_disconnect(core) }
+            throw error
+        }
         self.node = node
         if configuration.persistState || configuration.rememberLinks {
             memory = NodeMemory(node: node, core: core, loop: pw_context_get_main_loop(context),
@@ -90,7 +96,10 @@ final class ModuleInstance {
         let events = UnsafeMutablePointer<pw_proxy_events>.allocate(capacity: 1)
         events.initialize(to: pw_proxy_events())
         events.pointee.version = UInt32(PW_VERSION_PROXY_EVENTS)
-        events.pointee.destroy = { data in
+        // `removed`, not `destroy`: pw_core_disconnect (the daemon shutting down, a lost
+        // connection) emits it while the filter still exists; by `destroy` the core has
+        // destroyed the filters on it itself.
+        events.pointee.removed = { data in
             let instance = ModuleInstance.instance(data)
             spa_hook_remove(instance.coreListener)
             spa_hook_remove(instance.proxyListener)

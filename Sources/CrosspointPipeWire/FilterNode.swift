@@ -16,6 +16,10 @@ public final class FilterNode {
     /// The state as set by the user, published in Props.
     public private(set) var mixer: Mixer
     private var filter: OpaquePointer?
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private var destroyed = false
+    /// The shape the pending removal was timed for.
+    private var removalArmedFor: (Int, Int)?
     private let context: UnsafeMutablePointer<DSPContext>
     private let listener: UnsafeMutablePointer<spa_hook>
     private var inputPorts: [UnsafeMutableRawPointer?] = []
@@ -29,6 +33,8 @@ public final class FilterNode {
     public var onError: ((String) -> Void)?
     /// Called on the main loop after every accepted change of the mixer.
     public var onChange: ((Mixer) -> Void)?
+    /// Called when a live port is renamed: its old and new `port.name`.
+    public var onPortRenamed: ((String, String) -> Void)?
 
     /// Creates the filter on `core` and connects it. `core` must outlive the node.
     public init(core: OpaquePointer, configuration: NodeConfiguration) throws(ArgumentError) {
@@ -39,6 +45,7 @@ public final class FilterNode {
         engine = MatrixMixer(mixer)
         context = .allocate(capacity: 1)
         listener = .allocate(capacity: 1)
+        loop = pw_context_get_main_loop(pw_core_get_context(core))
         listener.initialize(to: spa_hook())
 
         let props = cpshim_properties_new()
@@ -75,12 +82,15 @@ public final class FilterNode {
     /// Disconnects and destroys the filter. After this returns the data thread no longer
     /// runs `process`, so the render state can go.
     public func destroy() {
-        guard let filter else { return }
-        self.filter = nil
-        if let removalTimer { cpshim_loop_destroy_source(mainLoop(filter), removalTimer) }
+        guard !destroyed else { return }
+        destroyed = true
+        if let removalTimer { cpshim_loop_destroy_source(loop, removalTimer) }
         removalTimer = nil
-        spa_hook_remove(listener)
-        pw_filter_destroy(filter)
+        if let filter {
+            self.filter = nil
+            spa_hook_remove(listener)
+            pw_filter_destroy(filter)
+        }
         context.pointee.table.pointee.free()
         context.pointee.table.deallocate()
         context.deinitialize(count: 1)
@@ -138,10 +148,12 @@ public final class FilterNode {
         // Surviving ports whose channel was renamed (input.position / output.position).
         for i in 0..<min(inputPorts.count, mixer.inputs) where inputPortChannels[i] != mixer.inputChannels[i] {
             rename(inputPorts[i], "in", mixer.inputChannels[i])
+            onPortRenamed?("in_" + inputPortChannels[i], "in_" + mixer.inputChannels[i])
             inputPortChannels[i] = mixer.inputChannels[i]
         }
         for j in 0..<min(outputPorts.count, mixer.outputs) where outputPortChannels[j] != mixer.outputChannels[j] {
             rename(outputPorts[j], "out", mixer.outputChannels[j])
+            onPortRenamed?("out_" + outputPortChannels[j], "out_" + mixer.outputChannels[j])
             outputPortChannels[j] = mixer.outputChannels[j]
         }
         var added = false
@@ -172,21 +184,25 @@ public final class FilterNode {
             Log.error("\(configuration.nodeName): cannot fade out ports: \(error)")
         }
         engine.replace(with: fading)
-        let loop = mainLoop(filter)
         if removalTimer == nil {
             let data = Unmanaged.passUnretained(self).toOpaque()
             removalTimer = cpshim_loop_add_timer(loop, { data, _ in
                 Unmanaged<FilterNode>.fromOpaque(data!).takeUnretainedValue().removeLeavingPorts()
             }, data)
         }
-        if let removalTimer {
-            _ = cpshim_loop_arm_timer(loop, removalTimer, UInt64(mixer.rampMilliseconds.rounded(.up)) + 50)
+        // Remove them once the fade has certainly been played: the ramp, plus the longest
+        // quantum (8192 frames, 171 ms at 48 kHz) before the renderer takes the plan, plus margin.
+        // A further change that leaves the same ports going does not postpone it.
+        if let removalTimer, removalArmedFor.map({ $0 != (mixer.inputs, mixer.outputs) }) ?? true {
+            removalArmedFor = (mixer.inputs, mixer.outputs)
+            _ = cpshim_loop_arm_timer(loop, removalTimer, UInt64(mixer.rampMilliseconds.rounded(.up)) + 250)
         }
     }
 
     /// The leaving ports are silent now: take them out of the data thread's table, then
     /// remove them from the filter (which also destroys their links).
     private func removeLeavingPorts() {
+        removalArmedFor = nil
         let goneInputs = inputPorts.dropFirst(mixer.inputs), goneOutputs = outputPorts.dropFirst(mixer.outputs)
         guard !goneInputs.isEmpty || !goneOutputs.isEmpty else { return }
         inputPorts.removeLast(goneInputs.count)
@@ -240,10 +256,6 @@ public final class FilterNode {
         swap.table.deallocate()
     }
 
-    private func mainLoop(_ filter: OpaquePointer) -> UnsafeMutablePointer<pw_loop> {
-        pw_context_get_main_loop(pw_core_get_context(pw_filter_get_core(filter)))
-    }
-
     /// Republishes Props (and PropInfo when the shape changed) so enum-params and pw-dump show the state.
     func publish() {
         guard let filter else { return }
@@ -278,6 +290,10 @@ public final class FilterNode {
             guard portData == nil, id == SPA_PARAM_Props.rawValue, let param,
                   let node = FilterNode.node(data) else { return }
             node.propsChanged(param)
+        }
+        events.pointee.destroy = { data in
+            // The core destroyed the filter (it is going away): forget it, free the rest later.
+            FilterNode.node(data)?.filter = nil
         }
         events.pointee.state_changed = { data, old, state, error in
             guard let node = FilterNode.node(data) else { return }
@@ -346,11 +362,11 @@ private func dspProcess(_ data: UnsafeMutableRawPointer?, _ position: UnsafeMuta
     guard frames > 0 else { return }
     let table = context.pointee.table.pointee
     for k in 0..<table.inputs.count {
-        let buffer = pw_filter_get_dsp_buffer(table.inputs[k], UInt32(frames))
+        let buffer = table.inputs[k].flatMap { pw_filter_get_dsp_buffer($0, UInt32(frames)) }
         table.inputBuffers[k] = buffer.map { UnsafePointer($0.assumingMemoryBound(to: Float.self)) }
     }
     for k in 0..<table.outputs.count {
-        table.outputBuffers[k] = pw_filter_get_dsp_buffer(table.outputs[k], UInt32(frames))?
+        table.outputBuffers[k] = table.outputs[k].flatMap { pw_filter_get_dsp_buffer($0, UInt32(frames)) }?
             .assumingMemoryBound(to: Float.self)
     }
     let rate = position.pointee.clock.rate.denom

@@ -52,6 +52,7 @@ public final class NodeMemory {
         saveTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).save() }, data)
         checkTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).settle() }, data)
         node.onChange = { [unowned self] _ in self.scheduleSave() }
+        node.onPortRenamed = { [unowned self] old, new in self.portRenamed(from: old, to: new) }
         if keepLinks, let registry = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0) {
             self.registry = registry
             cpshim_registry_add_listener(registry, registryListener, NodeMemory.registryEvents, data)
@@ -66,6 +67,7 @@ public final class NodeMemory {
         checkTimer = nil
         if dirty { save() }
         node.onChange = nil
+        node.onPortRenamed = nil
         if let registry {
             spa_hook_remove(registryListener)
             pw_proxy_destroy(registry)
@@ -151,6 +153,19 @@ public final class NodeMemory {
         }
         ports.removeValue(forKey: id)
         nodes.removeValue(forKey: id)
+    }
+
+    /// One of our ports got a new name in place: the registry does not say so, so follow it here.
+    private func portRenamed(from old: String, to new: String) {
+        if let id = portID(node: ourID, name: old) { ports[id] = (ports[id]!.node, new) }
+        let renamed = links.filter { $0.port == old }
+        guard !renamed.isEmpty else { return }
+        for var link in renamed {
+            links.remove(link)
+            link.port = new
+            links.insert(link)
+        }
+        scheduleSave()
     }
 
     /// A removed link whose two ports (the very same port objects) still exist was removed by a

@@ -193,4 +193,30 @@ struct ModuleArgumentTests {
             _ = try sandbox.waitFor("the standalone node to go") { $0.nodeID("crosspoint-standalone") == nil }
         }
     }
+
+    @Test func theDaemonShutsDownCleanlyWithTheModuleLoaded() throws {
+        let base = NSTemporaryDirectory() + "crosspoint-shutdown-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let dropIns = base + "/config/pipewire/pipewire.conf.d"
+        try FileManager.default.createDirectory(atPath: dropIns, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: base + "/runtime", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try FileManager.default.copyItem(atPath: repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path,
+                                         toPath: dropIns + "/crosspoint.conf")
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = base + "/runtime"
+        environment["XDG_CONFIG_HOME"] = base + "/config"
+        environment["XDG_STATE_HOME"] = base + "/state"
+        environment["PIPEWIRE_MODULE_DIR"] = (modulePath as NSString).deletingLastPathComponent + ":/usr/lib/x86_64-linux-gnu/pipewire-0.3"
+        for key in ["PIPEWIRE_REMOTE", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_CONFIG_DIR"] { environment[key] = nil }
+        let daemon = try Child(["pipewire"], environment: environment, stdout: base + "/log", stderr: base + "/log")
+        var loaded = false
+        for _ in 0..<50 where !loaded {
+            usleep(100_000)
+            loaded = Sandbox.run(["pw-cli", "ls", "Node"], environment: environment, timeout: 3).stdout.contains("\"crosspoint\"")
+        }
+        #expect(loaded, "the node did not appear")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait(timeout: 10) == 0, "pipewire must exit cleanly with the module loaded")
+    }
 }
