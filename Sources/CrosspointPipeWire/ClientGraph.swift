@@ -125,11 +125,21 @@ final class Registry {
     let proxy: OpaquePointer
     private let hook = Hook()
     private(set) var globals: [Global] = []
+    private let onAdded: ((Global) -> Void)?
+    private let onRemoved: ((UInt32) -> Void)?
 
-    init(_ client: PipeWireClient) throws(ClientError) {
-        proxy = pw_core_get_registry(client.core, UInt32(PW_VERSION_REGISTRY), 0)
+    /// Listens to the registry of `core`; `onAdded` and `onRemoved` hear of each change as it
+    /// comes (the node's memory uses them; the command line reads `globals` after a roundtrip).
+    init(core: OpaquePointer, onAdded: ((Global) -> Void)? = nil, onRemoved: ((UInt32) -> Void)? = nil) {
+        self.onAdded = onAdded
+        self.onRemoved = onRemoved
+        proxy = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0)
         cpshim_registry_add_listener(proxy, hook.pointer, Registry.events, Unmanaged.passUnretained(self).toOpaque())
         hook.isLinked = true
+    }
+
+    convenience init(_ client: PipeWireClient) throws(ClientError) {
+        self.init(core: client.core)
         try client.roundtrip("the list of objects")
     }
 
@@ -144,11 +154,14 @@ final class Registry {
         events.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
         events.pointee.global = { data, id, _, type, _, props in
             let registry = Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue()
-            registry.globals.append(Global(
-                id: id, type: type.map { String(cString: $0) } ?? "", properties: props?.pointee.strings ?? [:]))
+            let global = Global(id: id, type: type.map { String(cString: $0) } ?? "", properties: props?.pointee.strings ?? [:])
+            registry.globals.append(global)
+            registry.onAdded?(global)
         }
         events.pointee.global_remove = { data, id in
-            Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue().globals.removeAll { $0.id == id }
+            let registry = Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue()
+            registry.globals.removeAll { $0.id == id }
+            registry.onRemoved?(id)
         }
         return events
     }()

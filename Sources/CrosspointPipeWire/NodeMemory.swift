@@ -13,8 +13,7 @@ public final class NodeMemory {
     private let keepLinks: Bool
     private let core: OpaquePointer
     private let loop: UnsafeMutablePointer<pw_loop>
-    private var registry: OpaquePointer?
-    private let registryListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
+    private var registry: Registry?
     private var saveTimer: UnsafeMutablePointer<spa_source>?
     private var checkTimer: UnsafeMutablePointer<spa_source>?
 
@@ -33,7 +32,6 @@ public final class NodeMemory {
         self.loop = loop
         self.keepLinks = keepLinks
         store = persist ? StateStore(nodeName: node.configuration.nodeName) : nil
-        registryListener.initialize(to: spa_hook())
         let name = node.configuration.nodeName
         if let store {
             let (state, problem) = store.load(configured: node.configuration.mixer)
@@ -53,9 +51,9 @@ public final class NodeMemory {
         checkTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).settle() }, data)
         node.onChange = { [unowned self] _ in self.scheduleSave() }
         node.onPortRenamed = { [unowned self] old, new in self.portRenamed(from: old, to: new) }
-        if keepLinks, let registry = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0) {
-            self.registry = registry
-            cpshim_registry_add_listener(registry, registryListener, NodeMemory.registryEvents, data)
+        if keepLinks {
+            registry = Registry(core: core, onAdded: { [unowned self] in self.globalAdded($0) },
+                                onRemoved: { [unowned self] in self.globalRemoved(id: $0) })
         }
     }
 
@@ -68,15 +66,7 @@ public final class NodeMemory {
         if dirty { save() }
         node.onChange = nil
         node.onPortRenamed = nil
-        if let registry {
-            spa_hook_remove(registryListener)
-            pw_proxy_destroy(registry)
-        }
-        registry = nil
-    }
-
-    deinit {
-        registryListener.deallocate()
+        registry = nil  // unhooks and destroys its proxy
     }
 
     private static func this(_ data: UnsafeMutableRawPointer?) -> NodeMemory {
@@ -120,9 +110,10 @@ public final class NodeMemory {
         return nil
     }
 
-    private func globalAdded(id: UInt32, type: String, props: UnsafePointer<spa_dict>?) {
-        func value(_ key: String) -> String? { spa_dict_lookup(props, key).map { String(cString: $0) } }
-        switch type {
+    private func globalAdded(_ global: Registry.Global) {
+        let id = global.id
+        func value(_ key: String) -> String? { global.properties[key] }
+        switch global.type {
         case "PipeWire:Interface:Node":
             if let name = value("node.name") { nodes[id] = name }
         case "PipeWire:Interface:Port":
@@ -219,16 +210,4 @@ public final class NodeMemory {
             pw_properties_free(props)
         }
     }
-
-    nonisolated(unsafe) private static let registryEvents: UnsafeMutablePointer<pw_registry_events> = {
-        let events = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
-        events.initialize(to: pw_registry_events())
-        events.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
-        events.pointee.global = { data, id, _, type, _, props in
-            guard let type else { return }
-            NodeMemory.this(data).globalAdded(id: id, type: String(cString: type), props: props)
-        }
-        events.pointee.global_remove = { data, id in NodeMemory.this(data).globalRemoved(id: id) }
-        return events
-    }()
 }
