@@ -165,6 +165,7 @@ struct ModuleArgumentTests {
             { name = libpipewire-module-crosspoint args = { node.name = "xp-bad" inputs = 0 } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-bad2" matrix = [ [ 1 ] [ "x" ] ] } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-bad3" inptus = 2 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-bad4" state.persist = maybe } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-good" } }
         ]
         """.write(toFile: conf, atomically: true, encoding: .utf8)
@@ -178,6 +179,8 @@ struct ModuleArgumentTests {
         #expect(log.contains("argument 'inputs': must be a whole number from 1 to 256, got 0"), "\(log)")
         #expect(log.contains("argument 'matrix': row 1 holds \"x\", which is not a number"), "\(log)")
         #expect(log.contains("argument 'inptus': unknown argument"), "\(log)")
+        #expect(log.contains("argument 'state.persist': must be true or false"), "\(log)")
+        #expect(graph.nodeID("xp-bad4") == nil)
         #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded)
     }
 
