@@ -38,7 +38,9 @@ public enum Gain {
 
     /// A number without trailing noise: `1`, `0.5`, `-10`.
     public static func format(_ value: Double) -> String {
-        if value == value.rounded() && abs(value) < 1e15 { return String(Int(value)) }
+        if let whole = Int(exactly: value), abs(whole) < 1_000_000_000_000_000 { return String(whole) }
+        // Values from Float pods print as typed (1e+20, not 1.0000000200408773e+20).
+        if let float = Float(exactly: value) { return "\(float)" }
         return "\(value)"
     }
 }
@@ -46,7 +48,11 @@ public enum Gain {
 extension String {
     /// One decimal place, without Foundation.
     init(format1 value: Double) {
-        let tenths = Int((abs(value) * 10).rounded())
+        // Int(_:) traps beyond Int.max: print such values (never a real gain) as they are.
+        guard let tenths = Int(exactly: (abs(value) * 10).rounded()) else {
+            self = "\(value)"
+            return
+        }
         self = (value < 0 ? "-" : "") + "\(tenths / 10).\(tenths % 10)"
     }
 }

@@ -208,12 +208,14 @@ extension Mixer {
         }
     }
 
-    static func count(_ value: Double, key: String) throws(CrosspointError) -> Int {
+    /// A channel count from a number as it arrives (a pod, an argument). `Int(exactly:)` and
+    /// not `Int(_:)`: the latter traps on 1e20, and a trap here would kill the user's daemon.
+    public static func count(_ value: Double, key: String) throws(CrosspointError) -> Int {
         guard value.isFinite else { throw .notFinite(key: key, value: value) }
-        guard value == value.rounded(), Mixer.channelLimit.contains(Int(value)) else {
+        guard let count = Int(exactly: value), Mixer.channelLimit.contains(count) else {
             throw .invalidValue(key: key, reason: "must be a whole number from 1 to 256, got \(Gain.format(value))")
         }
-        return Int(value)
+        return count
     }
 
     static func flag(_ value: ParameterValue, key: String) throws(CrosspointError) -> Bool {

@@ -143,10 +143,9 @@ public struct NodeConfiguration: Sendable {
 
     private static func count(_ value: SPAJSONValue, _ argument: String) throws(ArgumentError) -> Int {
         let n = try number(value, argument)
-        guard n == n.rounded(), Mixer.channelLimit.contains(Int(n)) else {
+        do { return try Mixer.count(n, key: argument) } catch {
             throw ArgumentError(argument: argument, reason: "must be a whole number from 1 to 256, got \(value)")
         }
-        return Int(n)
     }
 
     private static func names(_ value: SPAJSONValue, _ argument: String) throws(ArgumentError) -> [String] {
@@ -184,10 +183,10 @@ public struct NodeConfiguration: Sendable {
         }
         var sources: [Int] = []
         for item in items {
-            guard case let .number(n) = item, n == n.rounded(), abs(n) < 1e6 else {
+            guard case let .number(n) = item, let index = Int(exactly: n) else {
                 throw ArgumentError(argument: "channel-map", reason: "\(item) is not an input index or -1")
             }
-            sources.append(Int(n))
+            sources.append(index)
         }
         return ChannelMap(sources)
     }

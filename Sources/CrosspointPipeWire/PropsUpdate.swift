@@ -59,10 +59,11 @@ extension Mixer {
         case let .numbers(list):
             var ints: [Int] = []
             for n in list {
-                guard n.isFinite, n == n.rounded() else {
-                    throw .invalidValue(key: key, reason: "\(n) in the list is not a whole number")
+                // Int(exactly:) refuses 1e20 where Int(_:) would trap inside the daemon.
+                guard let int = Int(exactly: n) else {
+                    throw .invalidValue(key: key, reason: "\(Gain.format(n)) in the list is not a whole number")
                 }
-                ints.append(Int(n))
+                ints.append(int)
             }
             return .ints(ints)
         case let .strings(names):

@@ -123,6 +123,13 @@ struct NodeParamsTests {
             (#"{ params = [ 42 1 ] }"#, "key is not a string"),
             (#"{ params = [ "gain.out.1" ] }"#, "gain.out.1: got a value of type nothing"),
             ("{ channelVolumes = [ 1 1 ] }", "channelVolumes has 2 entries"),
+            // Each of these once killed the daemon (SIGILL: Int(Double) out of range).
+            (#"{ params = [ "inputs" 1e20 ] }"#, "inputs: must be a whole number from 1 to 256, got 1e+20"),
+            (#"{ params = [ "outputs" 1e20 ] }"#, "outputs: must be a whole number from 1 to 256, got 1e+20"),
+            (#"{ params = [ "inputs" -1e20 ] }"#, "inputs: must be a whole number from 1 to 256, got -1e+20"),
+            (#"{ params = [ "outputs" 9.3e18 ] }"#, "outputs: must be a whole number from 1 to 256, got 9.3e+18"),
+            (#"{ params = [ "channel-map" [ 1e20 0 ] ] }"#, "channel-map: 1e+20 in the list is not a whole number"),
+            (#"{ params = [ "channel-map" [ -1e20 0 ] ] }"#, "channel-map: -1e+20 in the list is not a whole number"),
         ]
         for (json, mention) in bad {
             try setParam("xp-4x3", json)
@@ -166,6 +173,11 @@ struct ModuleArgumentTests {
             { name = libpipewire-module-crosspoint args = { node.name = "xp-bad2" matrix = [ [ 1 ] [ "x" ] ] } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-bad3" inptus = 2 } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-bad4" state.persist = maybe } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-huge1" inputs = 1e39 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-huge2" inputs = -1e20 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-huge3" outputs = 1e20 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-huge4" inputs = 99999999999999999999 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-huge5" channel-map = [ 1e20 0 ] } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-good" } }
         ]
         """.write(toFile: conf, atomically: true, encoding: .utf8)
@@ -181,6 +193,12 @@ struct ModuleArgumentTests {
         #expect(log.contains("argument 'inptus': unknown argument"), "\(log)")
         #expect(log.contains("argument 'state.persist': must be true or false"), "\(log)")
         #expect(graph.nodeID("xp-bad4") == nil)
+        // Numbers that once killed the daemon while it loaded its config (Int(Double) trapped).
+        for huge in ["1e+39", "-1e+20", "1e+20"] {
+            #expect(log.contains("must be a whole number from 1 to 256, got \(huge)"), "\(huge): \(log)")
+        }
+        #expect(log.contains("argument 'outputs'") && log.contains("argument 'channel-map'"), "\(log)")
+        for k in 1...5 { #expect(graph.nodeID("xp-huge\(k)") == nil) }
         #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded)
     }
 
