@@ -17,6 +17,7 @@
 
 import COpenBLAS
 import CrosspointCore
+import CrosspointTestSupport
 import Glibc
 
 // MARK: Options
@@ -99,7 +100,7 @@ struct Shape {
     var name: String { "\(inputs)x\(outputs) \(kind.rawValue)" }
 
     /// One row per input, one gain per output.
-    func rows(using rng: inout SeededGenerator) -> [[Double]] {
+    func rows(using rng: inout SplitMix64) -> [[Double]] {
         var rows = [[Double]](repeating: [Double](repeating: 0, count: outputs), count: inputs)
         switch kind {
         case .dense:
@@ -262,7 +263,7 @@ struct Row {
 func benchmark(_ shape: Shape, frameCounts: [Int], pad: Int, batches: Int, batchNanoseconds: UInt64) throws -> [Row] {
     let n = shape.inputs, m = shape.outputs
     let maxStride = frameCounts.max()! + pad
-    var rng = SeededGenerator(seed: 0xC055_9017 &+ UInt64(n * 1000 + m) &+ UInt64(shape.kind == .channelMap ? 1 : 0))
+    var rng = SplitMix64(seed: 0xC055_9017 &+ UInt64(n * 1000 + m) &+ UInt64(shape.kind == .channelMap ? 1 : 0))
     let rows = shape.rows(using: &rng)
 
     let mixer = MatrixMixer(try Mixer(inputs: n, outputs: m))

@@ -11,12 +11,13 @@ import Synchronization
 public final class MatrixMixer {
     public private(set) var mixer: Mixer
     let state: UnsafeMutablePointer<RenderState>
+    /// The newest plan made here (active or pending): the next plan is marked against it. It
+    /// cannot be retired, and so freed, before a newer plan is published.
+    private var lastPublished: UnsafeMutablePointer<RenderPlan>
 
     /// - Parameter sampleRate: the rate ramps are timed at until the host says otherwise.
-    public init(_ mixer: Mixer, sampleRate: Double = 48000) {
-        self.mixer = mixer
-        state = .allocate(capacity: 1)
-        state.initialize(to: RenderState(active: RenderPlan.make(for: mixer), sampleRate: sampleRate))
+    public convenience init(_ mixer: Mixer, sampleRate: Double = 48000) {
+        self.init(building: mixer, sampleRate: sampleRate)
         MatrixMixer.warmUp()
     }
 
@@ -24,7 +25,7 @@ public final class MatrixMixer {
     /// metadata the kernel's SIMD types need exists before a real-time thread asks for it.
     private static let warmedUp: Bool = {
         guard let probe = try? Mixer(inputs: 2, outputs: 2) else { return false }
-        let mixer = MatrixMixer(probe, sampleRate: 48000, warm: false)
+        let mixer = MatrixMixer(building: probe, sampleRate: 48000)
         var renderer = mixer.renderer
         let silence = [Float](repeating: 0, count: 64)
         var out = [Float](repeating: 0, count: 64)
@@ -47,10 +48,11 @@ public final class MatrixMixer {
 
     private static func warmUp() { _ = warmedUp }
 
-    private init(_ mixer: Mixer, sampleRate: Double, warm: Bool) {
+    private init(building mixer: Mixer, sampleRate: Double) {
         self.mixer = mixer
         state = .allocate(capacity: 1)
-        state.initialize(to: RenderState(active: RenderPlan.make(for: mixer), sampleRate: sampleRate))
+        lastPublished = RenderPlan.make(for: mixer)
+        state.initialize(to: RenderState(active: lastPublished, sampleRate: sampleRate))
     }
 
     /// Frees everything. The render thread must no longer be using `renderer`.
@@ -74,14 +76,21 @@ public final class MatrixMixer {
         replace(with: next)
     }
 
-    /// Replaces the whole model (a preset, a restored state, a new shape).
+    /// Replaces the whole model (a preset, a restored state, a new shape). The new plan is
+    /// compared with the last one published here, so the renderer only ramps what changed.
     public func replace(with next: Mixer) {
         mixer = next
         collectRetired()
         let plan = RenderPlan.make(for: next)
-        if let unseen = state.pointee.pending.exchange(plan, ordering: .acquiringAndReleasing) {
-            RenderPlan.destroy(unseen)  // the renderer never took it, so it is ours again
+        plan.pointee.markChanges(since: lastPublished.pointee)
+        // Take back a plan the renderer never took; the new one replaces it, changes included.
+        // (Only this side publishes, so the slot stays empty until the exchange below.)
+        if let unseen = state.pointee.pending.exchange(nil, ordering: .acquiringAndReleasing) {
+            plan.pointee.mergeChanges(of: unseen.pointee)
+            RenderPlan.destroy(unseen)
         }
+        _ = state.pointee.pending.exchange(plan, ordering: .acquiringAndReleasing)
+        lastPublished = plan
     }
 
     /// Frees the plans the renderer has let go of. Called on every change; call it from a

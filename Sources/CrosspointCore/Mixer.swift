@@ -12,6 +12,8 @@ public struct Mixer: Equatable, Sendable {
     public static let gainRange: ClosedRange<Double> = -10...10
     /// The range of the ramp time in milliseconds.
     public static let rampRange: ClosedRange<Double> = 0...1000
+    /// The longest channel name (ASCII letters, digits and `_`).
+    public static let channelNameLimit = 63
     /// The ramp time of a new mixer.
     public static let defaultRampMilliseconds = 10.0
 
@@ -102,7 +104,15 @@ public struct Mixer: Equatable, Sendable {
     }
 
     static func resolve(_ token: some StringProtocol, names: [String], what: String) throws(CrosspointError) -> Int {
-        if let index = Int(token) {
+        // Indices are plain decimal: `0`, `12`; `-1` is out of range, `-0`, `+1` and `01` are
+        // not indices (nor channel names, which never start with a sign or a digit run alone).
+        let signed = token.first == "-" || token.first == "+"
+        let digits = signed ? Substring(token.dropFirst()) : Substring(token)
+        if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+            guard digits == "0" || digits.first != "0", token.first != "+", !(signed && digits == "0"),
+                  let index = Int(String(token)) else {
+                throw .invalidValue(key: what, reason: "'\(token)' is not an index; write indices as plain numbers (0, 1, 12)")
+            }
             guard names.indices.contains(index) else {
                 throw .indexOutOfRange(what: what, index: index, count: names.count)
             }
@@ -250,14 +260,21 @@ public struct Mixer: Equatable, Sendable {
         return Float(gain)
     }
 
-    static func checkChannels(_ names: [String], count: Int, what: String) throws(CrosspointError) {
+    /// Checks channel names: as many as `count`, each a valid name, none twice.
+    public static func checkChannels(_ names: [String], count: Int, what: String) throws(CrosspointError) {
         guard names.count == count else {
             throw .shapeMismatch("\(what).position names \(names.count) channels but the node has \(count) \(what)s")
         }
         var seen = Set<String>()
         for name in names {
-            guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-                throw .invalidValue(key: "\(what).position", reason: "'\(name)' is not a channel name (letters, digits, _)")
+            guard (1...channelNameLimit).contains(name.utf8.count),
+                  name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                throw .invalidValue(
+                    key: "\(what).position",
+                    reason: "'\(name.prefix(80))' is not a channel name (1 to \(channelNameLimit) ASCII letters, digits and _)")
+            }
+            guard !name.allSatisfy(\.isNumber) else {
+                throw .invalidValue(key: "\(what).position", reason: "'\(name)' is a number, which would read as an index; name channels with a letter")
             }
             guard seen.insert(name).inserted else {
                 throw .invalidValue(key: "\(what).position", reason: "'\(name)' appears twice")

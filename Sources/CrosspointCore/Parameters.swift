@@ -15,6 +15,60 @@ public struct ParameterFamily: Sendable, Equatable {
     public let summary: String
 }
 
+/// Every kind of key, in the order PropInfo lists them. Each builds its row of the table
+/// here and nowhere else: adding a parameter is a case and its row, plus its behaviour
+/// (`Mixer.value(of:)` and `Mixer.set(_:to:)`).
+public enum ParameterKind: CaseIterable, Hashable, Sendable {
+    case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute
+    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions
+
+    public var family: ParameterFamily {
+        switch self {
+        case .masterGain:
+            .init(pattern: "gain.master", type: .float, defaultValue: 1, range: Mixer.gainRange,
+                  summary: "Master gain (linear) applied to every output")
+        case .inputGain:
+            .init(pattern: "gain.in.<in>", type: .float, defaultValue: 1, range: Mixer.gainRange,
+                  summary: "Gain (linear) of one input, before the matrix")
+        case .outputGain:
+            .init(pattern: "gain.out.<out>", type: .float, defaultValue: 1, range: Mixer.gainRange,
+                  summary: "Gain (linear) of one output, after the matrix")
+        case .crosspoint:
+            .init(pattern: "matrix.<in>.<out>", type: .float, defaultValue: 0, range: Mixer.gainRange,
+                  summary: "Cross-point gain (linear) from an input to an output; negative flips polarity")
+        case .inputMute:
+            .init(pattern: "mute.in.<in>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one input")
+        case .outputMute:
+            .init(pattern: "mute.out.<out>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one output")
+        case .channelMap:
+            .init(pattern: "channel-map", type: .intArray, defaultValue: 0, range: -1...255,
+                  summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix")
+        case .ramp:
+            .init(pattern: "ramp.ms", type: .float, defaultValue: Mixer.defaultRampMilliseconds, range: Mixer.rampRange,
+                  summary: "Time every gain change glides over, in milliseconds (0 = jump)")
+        case .inputCount:
+            .init(pattern: "inputs", type: .int, defaultValue: 2, range: 1...256,
+                  summary: "Number of input ports; changed live, surviving ports keep their links and gains")
+        case .outputCount:
+            .init(pattern: "outputs", type: .int, defaultValue: 2, range: 1...256,
+                  summary: "Number of output ports; a removed port fades out before it goes")
+        case .inputPositions:
+            .init(pattern: "input.position", type: .names, defaultValue: 0, range: 1...256,
+                  summary: "Channel names of the inputs (their ports are in_<name>); sets the count too")
+        case .outputPositions:
+            .init(pattern: "output.position", type: .names, defaultValue: 0, range: 1...256,
+                  summary: "Channel names of the outputs (their ports are out_<name>); sets the count too")
+        }
+    }
+}
+
+extension ParameterFamily {
+    /// The pattern with its placeholders filled: `matrix.<in>.<out>` -> `matrix.0.1`.
+    func key(input: Int, output: Int) -> String {
+        pattern.replacing("<in>", with: String(input)).replacing("<out>", with: String(output))
+    }
+}
+
 /// A value as it arrives from PipeWire (an Int, Float, Double or Bool pod) or the command line.
 public enum ParameterValue: Equatable, Sendable, CustomStringConvertible {
     case number(Double)
@@ -32,147 +86,104 @@ public enum ParameterValue: Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// One concrete key of one node: `matrix.0.1`, `gain.master`.
-public enum Parameter: Hashable, Sendable {
-    case masterGain
-    case inputGain(Int)
-    case outputGain(Int)
-    case crosspoint(input: Int, output: Int)
-    case inputMute(Int)
-    case outputMute(Int)
-    case channelMap
-    case ramp
-    case inputCount
-    case outputCount
-    case inputPositions
-    case outputPositions
+/// One concrete key of one node: a kind and, where its pattern has them, an input and an
+/// output index (`matrix.0.1` is `.crosspoint` with input 0 and output 1).
+public struct Parameter: Hashable, Sendable {
+    public let kind: ParameterKind
+    /// The input index, for kinds whose pattern has `<in>`; else 0.
+    public let input: Int
+    /// The output index, for kinds whose pattern has `<out>`; else 0.
+    public let output: Int
+
+    public init(_ kind: ParameterKind, input: Int = 0, output: Int = 0) {
+        self.kind = kind
+        self.input = kind.family.pattern.contains("<in>") ? input : 0
+        self.output = kind.family.pattern.contains("<out>") ? output : 0
+    }
+
+    public static let masterGain = Parameter(.masterGain)
+    public static func inputGain(_ i: Int) -> Parameter { Parameter(.inputGain, input: i) }
+    public static func outputGain(_ j: Int) -> Parameter { Parameter(.outputGain, output: j) }
+    public static func crosspoint(input i: Int, output j: Int) -> Parameter { Parameter(.crosspoint, input: i, output: j) }
+    public static func inputMute(_ i: Int) -> Parameter { Parameter(.inputMute, input: i) }
+    public static func outputMute(_ j: Int) -> Parameter { Parameter(.outputMute, output: j) }
+    public static let channelMap = Parameter(.channelMap)
+    public static let ramp = Parameter(.ramp)
+    public static let inputCount = Parameter(.inputCount)
+    public static let outputCount = Parameter(.outputCount)
+    public static let inputPositions = Parameter(.inputPositions)
+    public static let outputPositions = Parameter(.outputPositions)
 
     /// The table, in the order PropInfo lists it.
-    public static let families: [ParameterFamily] = [
-        .init(pattern: "gain.master", type: .float, defaultValue: 1, range: Mixer.gainRange,
-              summary: "Master gain (linear) applied to every output"),
-        .init(pattern: "gain.in.<in>", type: .float, defaultValue: 1, range: Mixer.gainRange,
-              summary: "Gain (linear) of one input, before the matrix"),
-        .init(pattern: "gain.out.<out>", type: .float, defaultValue: 1, range: Mixer.gainRange,
-              summary: "Gain (linear) of one output, after the matrix"),
-        .init(pattern: "matrix.<in>.<out>", type: .float, defaultValue: 0, range: Mixer.gainRange,
-              summary: "Cross-point gain (linear) from an input to an output; negative flips polarity"),
-        .init(pattern: "mute.in.<in>", type: .bool, defaultValue: 0, range: 0...1,
-              summary: "Mutes one input"),
-        .init(pattern: "mute.out.<out>", type: .bool, defaultValue: 0, range: 0...1,
-              summary: "Mutes one output"),
-        .init(pattern: "channel-map", type: .intArray, defaultValue: 0, range: -1...255,
-              summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix"),
-        .init(pattern: "ramp.ms", type: .float, defaultValue: Mixer.defaultRampMilliseconds, range: Mixer.rampRange,
-              summary: "Time every gain change glides over, in milliseconds (0 = jump)"),
-        .init(pattern: "inputs", type: .int, defaultValue: 2, range: 1...256,
-              summary: "Number of input ports; changed live, surviving ports keep their links and gains"),
-        .init(pattern: "outputs", type: .int, defaultValue: 2, range: 1...256,
-              summary: "Number of output ports; a removed port fades out before it goes"),
-        .init(pattern: "input.position", type: .names, defaultValue: 0, range: 1...256,
-              summary: "Channel names of the inputs (their ports are in_<name>); sets the count too"),
-        .init(pattern: "output.position", type: .names, defaultValue: 0, range: 1...256,
-              summary: "Channel names of the outputs (their ports are out_<name>); sets the count too"),
-    ]
+    public static let families: [ParameterFamily] = ParameterKind.allCases.map(\.family)
 
-    public var family: ParameterFamily {
-        switch self {
-        case .masterGain: Parameter.families[0]
-        case .inputGain: Parameter.families[1]
-        case .outputGain: Parameter.families[2]
-        case .crosspoint: Parameter.families[3]
-        case .inputMute: Parameter.families[4]
-        case .outputMute: Parameter.families[5]
-        case .channelMap: Parameter.families[6]
-        case .ramp: Parameter.families[7]
-        case .inputCount: Parameter.families[8]
-        case .outputCount: Parameter.families[9]
-        case .inputPositions: Parameter.families[10]
-        case .outputPositions: Parameter.families[11]
-        }
+    /// The family of a key without placeholders (`inputs`, `ramp.ms`); nil for indexed keys.
+    public static func family(ofKey key: String) -> ParameterFamily? {
+        families.first { $0.pattern == key }
     }
 
     /// The canonical key, with indices: `matrix.0.1`.
-    public var key: String {
-        switch self {
-        case .masterGain: "gain.master"
-        case let .inputGain(i): "gain.in.\(i)"
-        case let .outputGain(j): "gain.out.\(j)"
-        case let .crosspoint(i, j): "matrix.\(i).\(j)"
-        case let .inputMute(i): "mute.in.\(i)"
-        case let .outputMute(j): "mute.out.\(j)"
-        case .channelMap: "channel-map"
-        case .ramp: "ramp.ms"
-        case .inputCount: "inputs"
-        case .outputCount: "outputs"
-        case .inputPositions: "input.position"
-        case .outputPositions: "output.position"
-        }
-    }
+    public var key: String { kind.family.key(input: input, output: output) }
 
-    /// Parses a key; indices may be numbers or the channel names of `mixer`
-    /// (`matrix.FL.MONO`, `gain.out.AUX3`).
+    /// Parses a key by the patterns of the table; indices may be numbers or the channel
+    /// names of `mixer` (`matrix.FL.MONO`, `gain.out.AUX3`).
     public init(key: String, in mixer: Mixer) throws(CrosspointError) {
         let parts = key.split(separator: ".", omittingEmptySubsequences: false)
-        do {
-            switch (parts.first, parts.count) {
-            case ("gain", 2) where parts[1] == "master": self = .masterGain
-            case ("gain", 3) where parts[1] == "in": self = .inputGain(try mixer.inputIndex(parts[2]))
-            case ("gain", 3) where parts[1] == "out": self = .outputGain(try mixer.outputIndex(parts[2]))
-            case ("mute", 3) where parts[1] == "in": self = .inputMute(try mixer.inputIndex(parts[2]))
-            case ("mute", 3) where parts[1] == "out": self = .outputMute(try mixer.outputIndex(parts[2]))
-            case ("matrix", 3):
-                self = .crosspoint(input: try mixer.inputIndex(parts[1]), output: try mixer.outputIndex(parts[2]))
-            case ("channel-map", 1): self = .channelMap
-            case ("ramp", 2) where parts[1] == "ms": self = .ramp
-            case ("inputs", 1): self = .inputCount
-            case ("outputs", 1): self = .outputCount
-            case ("input", 2) where parts[1] == "position": self = .inputPositions
-            case ("output", 2) where parts[1] == "position": self = .outputPositions
-            default: throw CrosspointError.unknownKey(key)
+        for kind in ParameterKind.allCases {
+            let pattern = kind.family.pattern.split(separator: ".", omittingEmptySubsequences: false)
+            guard pattern.count == parts.count,
+                  zip(pattern, parts).allSatisfy({ $0.0.hasPrefix("<") || $0.0 == $0.1 }) else { continue }
+            var input = 0, output = 0
+            do throws(CrosspointError) {
+                for (placeholder, part) in zip(pattern, parts) {
+                    if placeholder == "<in>" { input = try mixer.inputIndex(part) }
+                    if placeholder == "<out>" { output = try mixer.outputIndex(part) }
+                }
+            } catch {
+                throw .invalidValue(key: key, reason: error.description)
             }
-        } catch let error as CrosspointError {
-            if case .unknownKey = error { throw error }
-            throw .invalidValue(key: key, reason: error.description)
-        } catch {
-            throw .unknownKey(key)
+            self.init(kind, input: input, output: output)
+            return
         }
+        throw .unknownKey(key)
     }
 
     /// Every concrete key of a mixer, in table order.
     public static func all(for mixer: Mixer) -> [Parameter] {
-        var keys: [Parameter] = [.masterGain]
-        keys += (0..<mixer.inputs).map { .inputGain($0) }
-        keys += (0..<mixer.outputs).map { .outputGain($0) }
-        for i in 0..<mixer.inputs { for j in 0..<mixer.outputs { keys.append(.crosspoint(input: i, output: j)) } }
-        keys += (0..<mixer.inputs).map { .inputMute($0) }
-        keys += (0..<mixer.outputs).map { .outputMute($0) }
-        keys += [.channelMap, .ramp, .inputCount, .outputCount, .inputPositions, .outputPositions]
+        var keys: [Parameter] = []
+        for kind in ParameterKind.allCases {
+            let pattern = kind.family.pattern
+            let inputs = pattern.contains("<in>") ? 0..<mixer.inputs : 0..<1
+            let outputs = pattern.contains("<out>") ? 0..<mixer.outputs : 0..<1
+            for i in inputs { for j in outputs { keys.append(Parameter(kind, input: i, output: j)) } }
+        }
         return keys
     }
 
     /// A one-line description of this key on this mixer, naming its channels.
     public func summary(in mixer: Mixer) -> String {
-        switch self {
-        case let .inputGain(i), let .inputMute(i): "\(family.summary): input \(i) (\(mixer.inputChannels[i]))"
-        case let .outputGain(j), let .outputMute(j): "\(family.summary): output \(j) (\(mixer.outputChannels[j]))"
-        case let .crosspoint(i, j):
-            "Cross-point gain (linear) from input \(i) (\(mixer.inputChannels[i])) to output \(j) (\(mixer.outputChannels[j]))"
-        default: family.summary
+        let family = kind.family
+        let input = "input \(self.input) (\(mixer.inputChannels[self.input]))"
+        let output = "output \(self.output) (\(mixer.outputChannels[self.output]))"
+        switch (family.pattern.contains("<in>"), family.pattern.contains("<out>")) {
+        case (true, true): return "\(family.summary): \(input) to \(output)"
+        case (true, false): return "\(family.summary): \(input)"
+        case (false, true): return "\(family.summary): \(output)"
+        case (false, false): return family.summary
         }
     }
 }
 
 extension Mixer {
     /// The current value of a key. `channel-map` is empty when the matrix is not a pure routing.
-    public func value(of parameter: Parameter) -> ParameterValue {
-        switch parameter {
+    public func value(of p: Parameter) -> ParameterValue {
+        switch p.kind {
         case .masterGain: .number(Double(masterGain))
-        case let .inputGain(i): .number(Double(inputGains[i]))
-        case let .outputGain(j): .number(Double(outputGains[j]))
-        case let .crosspoint(i, j): .number(Double(crosspoint(input: i, output: j)))
-        case let .inputMute(i): .bool(inputMutes[i])
-        case let .outputMute(j): .bool(outputMutes[j])
+        case .inputGain: .number(Double(inputGains[p.input]))
+        case .outputGain: .number(Double(outputGains[p.output]))
+        case .crosspoint: .number(Double(crosspoint(input: p.input, output: p.output)))
+        case .inputMute: .bool(inputMutes[p.input])
+        case .outputMute: .bool(outputMutes[p.output])
         case .channelMap: .ints(channelMap?.sources ?? [])
         case .ramp: .number(rampMilliseconds)
         case .inputCount: .number(Double(inputs))
@@ -184,15 +195,15 @@ extension Mixer {
 
     /// Sets a key from a value as PipeWire delivers it. Numbers are accepted for gains, bools
     /// and the numbers 0 and 1 for mutes, an integer list for the channel map.
-    public mutating func set(_ parameter: Parameter, to value: ParameterValue) throws(CrosspointError) {
-        let key = parameter.key
-        switch (parameter, value) {
+    public mutating func set(_ p: Parameter, to value: ParameterValue) throws(CrosspointError) {
+        let key = p.key
+        switch (p.kind, value) {
         case let (.masterGain, .number(v)): try setMasterGain(v)
-        case let (.inputGain(i), .number(v)): try setInputGain(i, v)
-        case let (.outputGain(j), .number(v)): try setOutputGain(j, v)
-        case let (.crosspoint(i, j), .number(v)): try setCrosspoint(input: i, output: j, gain: v)
-        case let (.inputMute(i), _): try setInputMute(i, try Mixer.flag(value, key: key))
-        case let (.outputMute(j), _): try setOutputMute(j, try Mixer.flag(value, key: key))
+        case let (.inputGain, .number(v)): try setInputGain(p.input, v)
+        case let (.outputGain, .number(v)): try setOutputGain(p.output, v)
+        case let (.crosspoint, .number(v)): try setCrosspoint(input: p.input, output: p.output, gain: v)
+        case (.inputMute, _): try setInputMute(p.input, try Mixer.flag(value, key: key))
+        case (.outputMute, _): try setOutputMute(p.output, try Mixer.flag(value, key: key))
         case let (.channelMap, .ints(sources)): try apply(ChannelMap(sources))
         case let (.ramp, .number(v)): try setRamp(milliseconds: v)
         case let (.inputCount, .number(v)): try resize(inputs: try Mixer.count(v, key: key), outputs: outputs)
@@ -247,7 +258,7 @@ extension Parameter {
                 range = "true, false"
             case .names:
                 def = "from the module arguments"
-                range = "1 to 256 names (letters, digits, _)"
+                range = "1 to 256 names (ASCII letters, digits, _; not all digits)"
             case .intArray:
                 def = "identity"
                 range = "-1 or an input index, per output"

@@ -27,6 +27,10 @@ struct RenderPlan {
     let rampStep: UnsafeMutablePointer<Float>
     /// One column of scratch, all zero between uses.
     let scratch: UnsafeMutablePointer<Float>
+    /// Per output: whether its gains may differ from the plan the renderer plays when it takes
+    /// this one (set on the control thread by `markChanges`), so that `install` looks at those
+    /// outputs only.
+    let changed: UnsafeMutablePointer<Bool>
 
     /// Allocates a plan for `mixer` (control thread).
     static func make(for mixer: Mixer) -> UnsafeMutablePointer<RenderPlan> {
@@ -69,7 +73,8 @@ struct RenderPlan {
             target: target, start: start, source: source, gain: gain,
             rampPosition: zeroed(m, Int32.self), rampLength: zeroed(m, Int32.self),
             rampCount: zeroed(m, Int32.self), rampSource: zeroed(n * m, Int32.self),
-            rampFrom: zeroedFloats(n * m), rampStep: zeroedFloats(n * m), scratch: zeroedFloats(n)))
+            rampFrom: zeroedFloats(n * m), rampStep: zeroedFloats(n * m), scratch: zeroedFloats(n),
+            changed: { let c = UnsafeMutablePointer<Bool>.allocate(capacity: m); c.initialize(repeating: true, count: m); return c }()))
         return plan
     }
 
@@ -80,6 +85,7 @@ struct RenderPlan {
         for buffer in [p.start, p.source, p.rampPosition, p.rampLength, p.rampCount, p.rampSource] {
             buffer.deallocate()
         }
+        p.changed.deallocate()
         plan.deinitialize(count: 1)
         plan.deallocate()
     }
@@ -97,28 +103,59 @@ struct RenderPlan {
         }
     }
 
+    /// Marks the outputs whose gains differ from `previous`'s targets (control thread, before
+    /// the plan is published): the O(inputs x outputs) comparison happens here, not on the
+    /// render thread. With no previous plan, or another input count, every output is marked.
+    func markChanges(since previous: RenderPlan?) {
+        guard let old = previous, old.inputs == inputs else {
+            changed.update(repeating: true, count: outputs)
+            return
+        }
+        let n = inputs
+        for j in 0..<outputs {
+            let column = target + j * n
+            if j < old.outputs {
+                let before = old.target + j * n
+                changed[j] = (0..<n).contains { column[$0] != before[$0] }
+            } else {
+                changed[j] = (0..<n).contains { column[$0] != 0 }
+            }
+        }
+    }
+
+    /// Adds the changes of a plan that was published but never taken: this plan now replaces
+    /// it, relative to the plan that one was marked against (control thread).
+    func mergeChanges(of unseen: RenderPlan) {
+        guard unseen.inputs == inputs else {
+            changed.update(repeating: true, count: outputs)
+            return
+        }
+        for j in 0..<outputs where j >= unseen.outputs || unseen.changed[j] { changed[j] = true }
+    }
+
     /// Takes over from `previous` (render thread): every output whose gains change starts a
     /// ramp from the gains `previous` applies at this moment, over `rampFrames`. Outputs whose
     /// gains are unchanged, and mid-ramp outputs given the same targets again, are untouched
-    /// in effect: they keep rendering exactly as before.
+    /// in effect: they keep rendering exactly as before. Only outputs `markChanges` marked are
+    /// compared, so an unchanged output costs O(1) (O(ramping inputs) mid-ramp).
     func install(after previous: UnsafeMutablePointer<RenderPlan>?, rampFrames: Int) {
-        guard let old = previous?.pointee else { return }
+        guard let old = previous?.pointee, rampFrames > 0 else { return }
         let n = inputs
         for j in 0..<outputs {
+            guard changed[j] else {
+                // The same targets as `old`: a ramp in progress there simply goes on here.
+                if j < old.outputs && old.rampLength[j] != 0 && old.inputs == n { copyRamp(from: old, output: j) }
+                continue
+            }
             // The column `old` plays now, into scratch (zero where `old` has no such channel).
             if j < old.outputs { old.gather(output: j, into: scratch, count: n) }
             let column = target + j * n
             var differs = false
             for i in 0..<n where scratch[i] != column[i] { differs = true; break }
-            if differs && j < old.outputs && old.rampLength[j] != 0 && rampFrames > 0 {
+            if differs && j < old.outputs && old.rampLength[j] != 0 && sameTargets(as: old, output: j) {
                 // Mid-ramp with the same targets as before: continue that very ramp.
-                if sameTargets(as: old, output: j) {
-                    copyRamp(from: old, output: j)
-                    clearScratch()
-                    continue
-                }
-            }
-            if differs && rampFrames > 0 {
+                copyRamp(from: old, output: j)
+            } else if differs {
                 let base = j * n
                 var count = 0
                 for i in 0..<n where scratch[i] != 0 || column[i] != 0 {

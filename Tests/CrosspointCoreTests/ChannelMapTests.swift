@@ -1,6 +1,7 @@
 // Channel maps: parsing, validation, map -> matrix, and matrix -> map for pure routings.
 
 import CrosspointCore
+import CrosspointTestSupport
 import Testing
 
 @Suite("Channel maps")

@@ -2,6 +2,7 @@
 // rendered audio, the handover of changes, and ramps.
 
 import CrosspointCore
+import CrosspointTestSupport
 import Testing
 
 // MARK: - Random models

@@ -192,7 +192,7 @@ struct MixerTests {
         let notAName = expectCrosspointError(mentioning: ["output.position", "F-L"]) {
             _ = try Mixer(inputs: 2, outputs: 2, outputChannels: ["F-L", "FR"])
         }
-        #expect(notAName == .invalidValue(key: "output.position", reason: "'F-L' is not a channel name (letters, digits, _)"))
+        #expect(notAName == .invalidValue(key: "output.position", reason: "'F-L' is not a channel name (1 to 63 ASCII letters, digits and _)"))
         expectCrosspointError(mentioning: ["input.position", "''"]) {
             _ = try Mixer(inputs: 2, outputs: 2, inputChannels: ["", "FR"])
         }

@@ -112,23 +112,32 @@ struct ParametersTests {
         let all = Parameter.all(for: mixer)
         var lastFamily = -1
         for parameter in all {
-            guard let index = Parameter.families.firstIndex(of: parameter.family) else {
-                Issue.record("\(parameter.key): family not in the table")
+            guard let index = ParameterKind.allCases.firstIndex(of: parameter.kind) else {
+                Issue.record("\(parameter.key): kind not in the table")
                 continue
             }
             #expect(index >= lastFamily, "\(parameter.key) out of table order")
             lastFamily = index
-            // The pattern with its placeholders filled in is the key.
-            var expected = parameter.family.pattern
-            switch parameter {
-            case let .inputGain(i), let .inputMute(i): expected = expected.replacing("<in>", with: "\(i)")
-            case let .outputGain(j), let .outputMute(j): expected = expected.replacing("<out>", with: "\(j)")
-            case let .crosspoint(i, j):
-                expected = expected.replacing("<in>", with: "\(i)").replacing("<out>", with: "\(j)")
-            default: break
+            // The keys as the README spells them, written out here independently of the patterns.
+            let (i, j) = (parameter.input, parameter.output)
+            let expected = switch parameter.kind {
+            case .masterGain: "gain.master"
+            case .inputGain: "gain.in.\(i)"
+            case .outputGain: "gain.out.\(j)"
+            case .crosspoint: "matrix.\(i).\(j)"
+            case .inputMute: "mute.in.\(i)"
+            case .outputMute: "mute.out.\(j)"
+            case .channelMap: "channel-map"
+            case .ramp: "ramp.ms"
+            case .inputCount: "inputs"
+            case .outputCount: "outputs"
+            case .inputPositions: "input.position"
+            case .outputPositions: "output.position"
             }
             #expect(parameter.key == expected)
+            #expect(try Parameter(key: expected, in: mixer) == parameter, "\(expected) parses back")
         }
+        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 6)
         #expect(lastFamily == Parameter.families.count - 1, "every family appears")
     }
 
@@ -301,7 +310,7 @@ struct ParametersTests {
         #expect(crosspoint.contains("input 1 (FR)") && crosspoint.contains("output 0 (MONO)"))
         #expect(Parameter.inputGain(0).summary(in: mixer).contains("input 0 (FL)"))
         #expect(Parameter.outputMute(0).summary(in: mixer).contains("output 0 (MONO)"))
-        #expect(Parameter.ramp.summary(in: mixer) == Parameter.ramp.family.summary)
+        #expect(Parameter.ramp.summary(in: mixer) == Parameter.ramp.kind.family.summary)
     }
 
     @Test("The Markdown table lists every family with its type, default and range")

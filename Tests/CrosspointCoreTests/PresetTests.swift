@@ -2,6 +2,7 @@
 // preset leaves out, and refusals that name the key and change nothing.
 
 import CrosspointCore
+import CrosspointTestSupport
 import Testing
 
 #if canImport(FoundationEssentials)

@@ -4,6 +4,7 @@
 
 import CAllocationCounter
 import CrosspointCore
+import CrosspointTestSupport
 import Synchronization
 import Testing
 

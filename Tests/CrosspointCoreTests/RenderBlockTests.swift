@@ -1,6 +1,7 @@
 // The RenderBlock protocol: a host that knows nothing of mixers drives any block.
 
 import CrosspointCore
+import CrosspointTestSupport
 import Testing
 
 /// The example from RenderBlock's documentation: stereo in, the average out.

@@ -2,54 +2,10 @@
 // Double, and a bench that owns audio buffers and drives any `RenderBlock`.
 
 import CrosspointCore
+import CrosspointTestSupport
 import Testing
 
 // MARK: - Random numbers
-
-/// SplitMix64 (Steele, Lea, Flood 2014): tiny, deterministic, good enough for test data.
-/// Conforms to `RandomNumberGenerator`, so `Int.random(in:using:)` and friends take it.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1), 53 bits.
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
-
-    /// True with probability `p`.
-    mutating func chance(_ p: Double) -> Bool { unit() < p }
-
-    /// Uniform in `range`.
-    mutating func double(in range: ClosedRange<Double>) -> Double {
-        range.lowerBound + unit() * (range.upperBound - range.lowerBound)
-    }
-
-    /// Uniform in `0 ..< count`.
-    mutating func index(_ count: Int) -> Int { Int(next() % UInt64(count)) }
-
-    /// An audio sample, uniform in [-1, 1].
-    mutating func sample() -> Float { Float(unit() * 2 - 1) }
-
-    /// A gain a user might set: often unity, silence or a polarity flip, otherwise anything
-    /// in ±2, now and then anywhere in the full ±10.
-    mutating func gain() -> Double {
-        switch index(10) {
-        case 0: 1
-        case 1: 0
-        case 2: -1
-        case 3: double(in: -10...10)
-        default: double(in: -2...2)
-        }
-    }
-}
 
 // MARK: - The reference mixer
 
