@@ -21,28 +21,42 @@ let package = Package(
             providers: [.apt(["libpipewire-0.3-dev", "libspa-0.2-dev"])]),
         // Wrappers for the macros and variadic functions Swift cannot call.
         .target(name: "CCrosspointShim", dependencies: ["CPipeWire"]),
-        // The thin Swift layer over libpipewire: filter, ports, params, pods, arguments.
+        // PipeWire plumbing both sides share: hooks, registry, links, pods and the Props codec,
+        // SPA-JSON, logging.
         .target(
             name: "CrosspointPipeWire",
             dependencies: ["CrosspointCore", "CCrosspointShim", "CPipeWire"]),
+        // The node, inside the daemon: filter, ports, the real-time process callback, memory,
+        // state file, module arguments.
+        .target(name: "CrosspointNode", dependencies: ["CrosspointPipeWire"]),
+        // The client, outside the daemon: connection, graph snapshots, node proxies, links.
+        .target(name: "CrosspointClient", dependencies: ["CrosspointPipeWire"]),
         // The module's entry point, `pipewire__module_init`; linked into a .so by scripts/build.
-        .target(name: "CrosspointModule", dependencies: ["CrosspointPipeWire"]),
+        .target(name: "CrosspointModule", dependencies: ["CrosspointNode"]),
         // The command line.
         .executableTarget(
             name: "crosspoint",
             dependencies: [
-                "CrosspointPipeWire",
+                "CrosspointClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
 
         // Benchmarks: the kernel beside OpenBLAS sgemm and memcpy.
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
-        .executableTarget(name: "CrosspointBenchmarks", dependencies: ["CrosspointCore", "COpenBLAS"]),
+        .executableTarget(
+            name: "CrosspointBenchmarks", dependencies: ["CrosspointCore", "CrosspointTestSupport", "COpenBLAS"]),
+
+        // Test data shared by the tests and the benchmarks (a seeded generator).
+        .target(name: "CrosspointTestSupport"),
 
         // Test support: counts malloc calls on the calling thread.
         .target(name: "CAllocationCounter"),
-        .testTarget(name: "CrosspointCoreTests", dependencies: ["CrosspointCore", "CAllocationCounter"]),
         .testTarget(
-            name: "CrosspointIntegrationTests", dependencies: ["CrosspointCore", "CrosspointPipeWire"], exclude: ["Fixtures"]),
+            name: "CrosspointCoreTests", dependencies: ["CrosspointCore", "CrosspointTestSupport", "CAllocationCounter"]),
+        .testTarget(
+            name: "CrosspointNodeTests",
+            dependencies: ["CrosspointNode", "CrosspointCore", "CrosspointTestSupport", "CAllocationCounter"]),
+        .testTarget(
+            name: "CrosspointIntegrationTests", dependencies: ["CrosspointCore", "CrosspointNode", "CrosspointClient"], exclude: ["Fixtures"]),
     ]
 )

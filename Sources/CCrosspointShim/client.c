@@ -32,13 +32,3 @@ int cpshim_node_set_param(struct pw_node *node, uint32_t id, uint32_t flags, con
 {
     return pw_node_set_param(node, id, flags, param);
 }
-
-struct spa_pod *cpshim_props_end_params(struct spa_pod_builder *b, struct cpshim_props_frames *f, int mute)
-{
-    spa_pod_builder_pop(b, &f->params);
-    if (mute == 0 || mute == 1) {
-        spa_pod_builder_prop(b, SPA_PROP_mute, 0);
-        spa_pod_builder_bool(b, mute == 1);
-    }
-    return spa_pod_builder_pop(b, &f->object);
-}

@@ -1,4 +1,5 @@
 import CrosspointCore
+import CrosspointPipeWire
 
 /// What can go wrong talking to a PipeWire daemon from the command line.
 public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import CCrosspointShim
 import CPipeWire
 import CrosspointCore
+import CrosspointPipeWire
 
 /// A node as the registry lists it, with all its properties (read from its info).
 public struct GraphNode: Sendable, Equatable {
@@ -114,55 +115,9 @@ extension PipeWireClient {
     }
 }
 
-/// The registry, holding the globals it announced up to the last roundtrip.
-final class Registry {
-    struct Global {
-        let id: UInt32
-        let type: String
-        let properties: [String: String]
-    }
-
-    let proxy: OpaquePointer
-    private let hook = Hook()
-    private(set) var globals: [Global] = []
-    private let onAdded: ((Global) -> Void)?
-    private let onRemoved: ((UInt32) -> Void)?
-
-    /// Listens to the registry of `core`; `onAdded` and `onRemoved` hear of each change as it
-    /// comes (the node's memory uses them; the command line reads `globals` after a roundtrip).
-    init(core: OpaquePointer, onAdded: ((Global) -> Void)? = nil, onRemoved: ((UInt32) -> Void)? = nil) {
-        self.onAdded = onAdded
-        self.onRemoved = onRemoved
-        proxy = pw_core_get_registry(core, UInt32(PW_VERSION_REGISTRY), 0)
-        cpshim_registry_add_listener(proxy, hook.pointer, Registry.events, Unmanaged.passUnretained(self).toOpaque())
-        hook.isLinked = true
-    }
-
+extension Registry {
     convenience init(_ client: PipeWireClient) throws(ClientError) {
         self.init(core: client.core)
         try client.roundtrip("the list of objects")
     }
-
-    deinit {
-        hook.remove()
-        pw_proxy_destroy(proxy)
-    }
-
-    nonisolated(unsafe) private static let events: UnsafeMutablePointer<pw_registry_events> = {
-        let events = UnsafeMutablePointer<pw_registry_events>.allocate(capacity: 1)
-        events.initialize(to: pw_registry_events())
-        events.pointee.version = UInt32(PW_VERSION_REGISTRY_EVENTS)
-        events.pointee.global = { data, id, _, type, _, props in
-            let registry = Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue()
-            let global = Global(id: id, type: type.map { String(cString: $0) } ?? "", properties: props?.pointee.strings ?? [:])
-            registry.globals.append(global)
-            registry.onAdded?(global)
-        }
-        events.pointee.global_remove = { data, id in
-            let registry = Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue()
-            registry.globals.removeAll { $0.id == id }
-            registry.onRemoved?(id)
-        }
-        return events
-    }()
 }

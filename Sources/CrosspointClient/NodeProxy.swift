@@ -1,5 +1,6 @@
 import CCrosspointShim
 import CPipeWire
+import CrosspointPipeWire
 import CrosspointCore
 import Glibc
 
@@ -34,29 +35,15 @@ final class NodeProxy {
         _ = cpshim_node_enum_params(proxy, 0, SPA_PARAM_Props.rawValue, 0, 0, nil)
     }
 
-    nonisolated(unsafe) private static let events: UnsafeMutablePointer<pw_node_events> = {
-        let events = UnsafeMutablePointer<pw_node_events>.allocate(capacity: 1)
-        events.initialize(to: pw_node_events())
-        events.pointee.version = UInt32(PW_VERSION_NODE_EVENTS)
-        events.pointee.info = { data, info in
+    nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: \.version, PW_VERSION_NODE_EVENTS) { events in
+        events.info = { data, info in
             guard let info, let dict = info.pointee.props else { return }
             Unmanaged<NodeProxy>.fromOpaque(data!).takeUnretainedValue().properties = dict.pointee.strings
         }
-        events.pointee.param = { data, _, id, _, _, param in
+        events.param = { data, _, id, _, _, param in
             guard id == SPA_PARAM_Props.rawValue, let param, let entries = PropsCodec.entries(of: param) else { return }
             Unmanaged<NodeProxy>.fromOpaque(data!).takeUnretainedValue().props.append(entries)
         }
-        return events
-    }()
-}
-
-/// One value to set on a node, by its parameter key.
-public struct PropsChange: Sendable, Equatable {
-    public let key: String
-    public let value: ParameterValue
-    public init(key: String, value: ParameterValue) {
-        self.key = key
-        self.value = value
     }
 }
 
@@ -92,13 +79,13 @@ extension PipeWireClient {
     /// bytes a pair) needs about 3 MiB, so every change fits one call and the node applies it
     /// at once; only if a pod would pass `maximumPodBytes` are the changes split over several
     /// set_param calls, applied one after the other.
-    public func setProps(ofNode id: UInt32, _ changes: [PropsChange], masterMute: Bool? = nil) throws(ClientError) {
+    public func setProps(ofNode id: UInt32, _ changes: [PropsEntry], masterMute: Bool? = nil) throws(ClientError) {
         let registry = try Registry(self)
         let node = try NodeProxy(self, registry: registry, id: id)
-        var batches: [[PropsChange]] = [[]]
+        var batches: [[PropsEntry]] = [[]]
         var bytes = 0
         for change in changes {
-            let size = PipeWireClient.podBytes(change)
+            let size = PropsCodec.podBytes(change)
             if bytes + size > PipeWireClient.maximumPodBytes, !batches[batches.count - 1].isEmpty {
                 batches.append([])
                 bytes = 0
@@ -108,22 +95,8 @@ extension PipeWireClient {
         }
         for (k, batch) in batches.enumerated() {
             let mute = k == batches.count - 1 ? masterMute : nil
-            let buffer = PodBuffer(size: 4096 + batch.reduce(0) { $0 + PipeWireClient.podBytes($1) })
-            var frames = cpshim_props_frames()
-            cpshim_props_begin(&buffer.builder, &frames)
-            for change in batch {
-                switch change.value {
-                case let .number(v): cpshim_props_add_float(&buffer.builder, change.key, Float(v))
-                case let .bool(v): cpshim_props_add_bool(&buffer.builder, change.key, v)
-                case let .ints(v):
-                    let values = v.map { Int32($0) }
-                    cpshim_props_add_int_array(&buffer.builder, change.key, values, UInt32(values.count))
-                case let .names(names):
-                    withCStrings(names) { cpshim_props_add_strings(&buffer.builder, change.key, $0, UInt32(names.count)) }
-                }
-            }
-            let pod = cpshim_props_end_params(&buffer.builder, &frames, mute.map { $0 ? 1 : 0 } ?? -1)
-            guard buffer.builder.state.offset <= buffer.builder.size, let pod else {
+            let buffer = PodBuffer(size: 4096 + batch.reduce(0) { $0 + PropsCodec.podBytes($1) })
+            guard let pod = PropsCodec.build(batch, tail: .change(mute: mute), in: buffer) else {
                 throw .podTooLarge(bytes: Int(buffer.builder.state.offset))
             }
             _ = cpshim_node_set_param(node.proxy, SPA_PARAM_Props.rawValue, 0, pod)
@@ -133,16 +106,6 @@ extension PipeWireClient {
 
     /// Well under the protocol's 16 MiB message limit.
     static let maximumPodBytes = 8 << 20
-
-    /// An upper bound of the bytes one key and value take in a Props pod.
-    static func podBytes(_ change: PropsChange) -> Int {
-        let value = switch change.value {
-        case let .ints(v): 24 + 4 * v.count
-        case let .names(v): 16 + v.reduce(0) { $0 + 16 + $1.utf8.count }
-        default: 16
-        }
-        return 16 + change.key.utf8.count + value
-    }
 }
 
 extension Mixer {

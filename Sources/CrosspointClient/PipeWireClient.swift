@@ -1,6 +1,7 @@
 import CCrosspointShim
 import CPipeWire
 import CrosspointCore
+import CrosspointPipeWire
 import Glibc
 
 /// A connection to a PipeWire daemon, for the `crosspoint` command: a `pw_main_loop` that
@@ -91,56 +92,18 @@ public final class PipeWireClient {
         Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    nonisolated(unsafe) private static let coreEvents: UnsafeMutablePointer<pw_core_events> = {
-        let events = UnsafeMutablePointer<pw_core_events>.allocate(capacity: 1)
-        events.initialize(to: pw_core_events())
-        events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
-        events.pointee.done = { data, id, seq in
+    nonisolated(unsafe) private static let coreEvents = eventTable(pw_core_events(), version: \.version, PW_VERSION_CORE_EVENTS) { events in
+        events.done = { data, id, seq in
             if id == PW_ID_CORE { PipeWireClient.client(data).lastDone = seq }
         }
-        events.pointee.error = { data, id, _, res, message in
+        events.error = { data, id, _, res, message in
             let client = PipeWireClient.client(data)
             if id == PW_ID_CORE && res == -EPIPE { client.broken = true; return }
             let text = message.map { String(cString: $0) } ?? ""
             client.errors.append((id, text.isEmpty ? String(cString: strerror(-res)) : text))
         }
-        events.pointee.bound_id = { data, id, globalID in
+        events.bound_id = { data, id, globalID in
             PipeWireClient.client(data).boundIDs[id] = globalID
         }
-        return events
-    }()
-}
-
-/// A listener slot (`spa_hook`) PipeWire links into its lists; removed before it is freed.
-final class Hook {
-    let pointer: UnsafeMutablePointer<spa_hook>
-    var isLinked = false
-
-    init() {
-        pointer = .allocate(capacity: 1)
-        pointer.initialize(to: spa_hook())
-    }
-
-    func remove() {
-        if isLinked { spa_hook_remove(pointer) }
-        isLinked = false
-    }
-
-    deinit {
-        remove()
-        pointer.deallocate()
-    }
-}
-
-extension spa_dict {
-    /// The dictionary's items as Swift strings.
-    var strings: [String: String] {
-        var result: [String: String] = [:]
-        for k in 0..<Int(n_items) {
-            let item = items[k]
-            guard let key = item.key else { continue }
-            result[String(cString: key)] = item.value.map { String(cString: $0) } ?? ""
-        }
-        return result
     }
 }

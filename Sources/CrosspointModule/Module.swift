@@ -1,5 +1,6 @@
 import CCrosspointShim
 import CPipeWire
+import CrosspointNode
 import CrosspointPipeWire
 import Glibc
 
@@ -16,7 +17,7 @@ final class ModuleInstance {
     private let coreListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let proxyListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
 
-    init(module: OpaquePointer, configuration: NodeConfiguration) throws(ArgumentError) {
+    init(module: OpaquePointer, configuration: NodeConfiguration) throws(NodeError) {
         self.module = module
         for hook in [moduleListener, coreListener, proxyListener] { hook.initialize(to: spa_hook()) }
         let context = pw_impl_module_get_context(module)
@@ -28,7 +29,7 @@ final class ModuleInstance {
             ownsCore = true
         }
         guard let core else {
-            throw ArgumentError(argument: "(connection)", reason: "cannot connect to PipeWire: \(String(cString: strerror(errno)))")
+            throw .cannotConnect(reason: String(cString: strerror(errno)))
         }
         let node: FilterNode
         do {
@@ -68,38 +69,27 @@ final class ModuleInstance {
         Unmanaged<ModuleInstance>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    nonisolated(unsafe) private static let moduleEvents: UnsafeMutablePointer<pw_impl_module_events> = {
-        let events = UnsafeMutablePointer<pw_impl_module_events>.allocate(capacity: 1)
-        events.initialize(to: pw_impl_module_events())
-        events.pointee.version = UInt32(PW_VERSION_IMPL_MODULE_EVENTS)
-        events.pointee.destroy = { data in
+    nonisolated(unsafe) private static let moduleEvents = eventTable(pw_impl_module_events(), version: \.version, PW_VERSION_IMPL_MODULE_EVENTS) { events in
+        events.destroy = { data in
             let instance = ModuleInstance.instance(data)
             instance.tearDown()
             Unmanaged.passUnretained(instance).release()  // the reference init handed PipeWire
         }
-        return events
-    }()
+    }
 
-    nonisolated(unsafe) private static let coreEvents: UnsafeMutablePointer<pw_core_events> = {
-        let events = UnsafeMutablePointer<pw_core_events>.allocate(capacity: 1)
-        events.initialize(to: pw_core_events())
-        events.pointee.version = UInt32(PW_VERSION_CORE_EVENTS)
-        events.pointee.error = { data, id, _, res, message in
+    nonisolated(unsafe) private static let coreEvents = eventTable(pw_core_events(), version: \.version, PW_VERSION_CORE_EVENTS) { events in
+        events.error = { data, id, _, res, message in
             let text = message.map { String(cString: $0) } ?? ""
             Log.error("core error on object \(id): \(String(cString: strerror(-res))) \(text)")
             if id == 0 && res == -EPIPE { pw_impl_module_schedule_destroy(ModuleInstance.instance(data).module) }
         }
-        return events
-    }()
+    }
 
-    nonisolated(unsafe) private static let proxyEvents: UnsafeMutablePointer<pw_proxy_events> = {
-        let events = UnsafeMutablePointer<pw_proxy_events>.allocate(capacity: 1)
-        events.initialize(to: pw_proxy_events())
-        events.pointee.version = UInt32(PW_VERSION_PROXY_EVENTS)
+    nonisolated(unsafe) private static let proxyEvents = eventTable(pw_proxy_events(), version: \.version, PW_VERSION_PROXY_EVENTS) { events in
         // `removed`, not `destroy`: pw_core_disconnect (the daemon shutting down, a lost
         // connection) emits it while the filter still exists; by `destroy` the core has
         // destroyed the filters on it itself.
-        events.pointee.removed = { data in
+        events.removed = { data in
             let instance = ModuleInstance.instance(data)
             spa_hook_remove(instance.coreListener)
             spa_hook_remove(instance.proxyListener)
@@ -109,8 +99,7 @@ final class ModuleInstance {
             instance.node = nil
             instance.core = nil
         }
-        return events
-    }()
+    }
 }
 
 /// The entry point PipeWire calls when it loads `libpipewire-module-crosspoint`.

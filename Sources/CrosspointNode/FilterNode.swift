@@ -1,6 +1,7 @@
 import CCrosspointShim
 import CPipeWire
 import CrosspointCore
+import CrosspointPipeWire
 import Glibc
 
 /// A Crosspoint node: a `pw_filter` with one DSP port per mixer input and output, its
@@ -37,7 +38,7 @@ public final class FilterNode {
     public var onPortRenamed: ((String, String) -> Void)?
 
     /// Creates the filter on `core` and connects it. `core` must outlive the node.
-    public init(core: OpaquePointer, configuration: NodeConfiguration) throws(ArgumentError) {
+    public init(core: OpaquePointer, configuration: NodeConfiguration) throws(NodeError) {
         self.configuration = configuration
         let mixer = configuration.mixer
         self.mixer = mixer
@@ -58,7 +59,7 @@ public final class FilterNode {
         guard let filter = pw_filter_new(core, configuration.nodeName, props) else {
             context.deallocate()
             listener.deallocate()
-            throw ArgumentError(argument: "node.name", reason: "PipeWire could not create the filter")
+            throw .cannotCreateFilter(name: configuration.nodeName, reason: String(cString: strerror(errno)))
         }
         self.filter = filter
         inputPorts = mixer.inputChannels.map { addPort(SPA_DIRECTION_INPUT, "in", $0) }
@@ -91,8 +92,7 @@ public final class FilterNode {
             spa_hook_remove(listener)
             pw_filter_destroy(filter)
         }
-        context.pointee.table.pointee.free()
-        context.pointee.table.deallocate()
+        PortTable.destroy(context.pointee.table)
         context.deinitialize(count: 1)
         context.deallocate()
         listener.deallocate()
@@ -144,7 +144,7 @@ public final class FilterNode {
 
     /// Brings ports and renderer in line with `mixer`.
     private func syncPorts() {
-        guard let filter else { return }
+        guard filter != nil else { return }
         // Surviving ports whose channel was renamed (input.position / output.position).
         for i in 0..<min(inputPorts.count, mixer.inputs) where inputPortChannels[i] != mixer.inputChannels[i] {
             rename(inputPorts[i], "in", mixer.inputChannels[i])
@@ -241,19 +241,8 @@ public final class FilterNode {
     /// old one, and any port not in the new one, is no longer touched once this returns).
     private func swapPortTable() {
         guard let filter else { return }
-        var swap = TableSwap(context: context, table: PortTable.make(inputs: inputPorts, outputs: outputPorts))
         let loop = pw_data_loop_get_loop(pw_context_get_data_loop(pw_core_get_context(pw_filter_get_core(filter))))
-        _ = withUnsafeMutablePointer(to: &swap) { pointer in
-            cpshim_loop_invoke(loop, { _, _, _, _, _, user in
-                let swap = user!.assumingMemoryBound(to: TableSwap.self)
-                let old = swap.pointee.context.pointee.table
-                swap.pointee.context.pointee.table = swap.pointee.table
-                swap.pointee.table = old
-                return 0
-            }, 0, nil, 0, true, pointer)
-        }
-        swap.table.pointee.free()
-        swap.table.deallocate()
+        PortTable.swap(in: context, PortTable.make(inputs: inputPorts, outputs: outputPorts), on: loop)
     }
 
     /// Republishes Props (and PropInfo when the shape changed) so enum-params and pw-dump show the state.
@@ -281,21 +270,18 @@ public final class FilterNode {
         return Unmanaged<FilterNode>.fromOpaque(owner).takeUnretainedValue()
     }
 
-    nonisolated(unsafe) private static let events: UnsafeMutablePointer<pw_filter_events> = {
-        let events = UnsafeMutablePointer<pw_filter_events>.allocate(capacity: 1)
-        events.initialize(to: pw_filter_events())
-        events.pointee.version = UInt32(PW_VERSION_FILTER_EVENTS)
-        events.pointee.process = dspProcess
-        events.pointee.param_changed = { data, portData, id, param in
+    nonisolated(unsafe) private static let events = eventTable(pw_filter_events(), version: \.version, PW_VERSION_FILTER_EVENTS) { events in
+        events.process = dspProcess
+        events.param_changed = { data, portData, id, param in
             guard portData == nil, id == SPA_PARAM_Props.rawValue, let param,
                   let node = FilterNode.node(data) else { return }
             node.propsChanged(param)
         }
-        events.pointee.destroy = { data in
+        events.destroy = { data in
             // The core destroyed the filter (it is going away): forget it, free the rest later.
             FilterNode.node(data)?.filter = nil
         }
-        events.pointee.state_changed = { data, old, state, error in
+        events.state_changed = { data, old, state, error in
             guard let node = FilterNode.node(data) else { return }
             let name = String(cString: pw_filter_state_as_string(state))
             Log.debug("\(node.configuration.nodeName): state \(name)")
@@ -305,73 +291,20 @@ public final class FilterNode {
                 node.onError?(message)
             }
         }
-        return events
-    }()
-}
-
-/// What `swapPortTable` hands the data loop.
-private struct TableSwap {
-    let context: UnsafeMutablePointer<DSPContext>
-    var table: UnsafeMutablePointer<PortTable>
-}
-
-/// What the data thread reads: the renderer and its own table of ports.
-struct DSPContext {
-    var renderer: MatrixRenderer
-    /// The `FilterNode`, unretained; read only by main-loop callbacks.
-    var owner: UnsafeMutableRawPointer?
-    var table: UnsafeMutablePointer<PortTable>
-}
-
-/// The data thread's port table and the buffer pointers it fills each cycle, allocated on the
-/// main loop.
-struct PortTable {
-    let inputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
-    let outputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
-    let inputBuffers: UnsafeMutableBufferPointer<UnsafePointer<Float>?>
-    let outputBuffers: UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>
-
-    static func make(inputs: [UnsafeMutableRawPointer?], outputs: [UnsafeMutableRawPointer?]) -> UnsafeMutablePointer<PortTable> {
-        let table = UnsafeMutablePointer<PortTable>.allocate(capacity: 1)
-        let ins = UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>.allocate(capacity: inputs.count)
-        _ = ins.initialize(from: inputs)
-        let outs = UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>.allocate(capacity: outputs.count)
-        _ = outs.initialize(from: outputs)
-        let inBuffers = UnsafeMutableBufferPointer<UnsafePointer<Float>?>.allocate(capacity: inputs.count)
-        inBuffers.initialize(repeating: nil)
-        let outBuffers = UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>.allocate(capacity: outputs.count)
-        outBuffers.initialize(repeating: nil)
-        table.initialize(to: PortTable(inputs: ins, outputs: outs, inputBuffers: inBuffers, outputBuffers: outBuffers))
-        return table
-    }
-
-    func free() {
-        inputs.deallocate()
-        outputs.deallocate()
-        inputBuffers.deallocate()
-        outputBuffers.deallocate()
     }
 }
 
-/// The process callback, on the data thread: fetch each port's buffer (NULL = unlinked:
-/// silence in, skipped out), then render. No allocation, lock, log or retain.
-private func dspProcess(_ data: UnsafeMutableRawPointer?, _ position: UnsafeMutablePointer<spa_io_position>?) {
-    guard let data, let position else { return }
-    let context = data.assumingMemoryBound(to: DSPContext.self)
-    let frames = Int(min(position.pointee.clock.duration, UInt64(maximumFrameCount)))
-    guard frames > 0 else { return }
-    let table = context.pointee.table.pointee
-    for k in 0..<table.inputs.count {
-        let buffer = table.inputs[k].flatMap { pw_filter_get_dsp_buffer($0, UInt32(frames)) }
-        table.inputBuffers[k] = buffer.map { UnsafePointer($0.assumingMemoryBound(to: Float.self)) }
+/// What can keep a node from running, apart from its arguments.
+public enum NodeError: Error, CustomStringConvertible {
+    /// The module could not reach the daemon's core.
+    case cannotConnect(reason: String)
+    /// `pw_filter_new` failed.
+    case cannotCreateFilter(name: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .cannotConnect(reason): "cannot connect to PipeWire: \(reason)"
+        case let .cannotCreateFilter(name, reason): "PipeWire could not create the filter of node '\(name)': \(reason)"
+        }
     }
-    for k in 0..<table.outputs.count {
-        table.outputBuffers[k] = table.outputs[k].flatMap { pw_filter_get_dsp_buffer($0, UInt32(frames)) }?
-            .assumingMemoryBound(to: Float.self)
-    }
-    let rate = position.pointee.clock.rate.denom
-    if rate > 0 { context.pointee.renderer.sampleRate = Double(rate) }
-    context.pointee.renderer.render(
-        frameCount: frames, inputs: UnsafeBufferPointer(table.inputBuffers),
-        outputs: UnsafeBufferPointer(table.outputBuffers))
 }

@@ -1,4 +1,5 @@
 import CrosspointCore
+import CrosspointPipeWire
 
 /// A module argument that is wrong, and why.
 public struct ArgumentError: Error, Equatable, CustomStringConvertible {
@@ -48,19 +49,28 @@ public struct NodeConfiguration: Sendable {
 
     static let passThroughPrefixes = ["node.", "media.", "object.", "priority.", "audio.rate"]
 
-    /// Parses the module's SPA-JSON arguments (nil or empty: all defaults).
+    /// Parses the module's SPA-JSON arguments (nil or empty: all defaults). Every error names
+    /// the argument the person wrote: a key given twice, a key with no value, an unknown key,
+    /// a value of the wrong form or out of range.
     public init(arguments text: String?) throws(ArgumentError) {
         var pairs: [(String, SPAJSONValue)] = []
         if let text, !text.allSatisfy(\.isWhitespace) {
             guard case let .object(object)? = SPAJSONValue(parsing: text) else {
-                throw ArgumentError(argument: text, reason: "the arguments are not a SPA-JSON object { key = value ... }")
+                throw ArgumentError(argument: String(text.prefix(80)), reason: "the arguments are not a SPA-JSON object { key = value ... }")
             }
             pairs = object
         }
         var values: [String: SPAJSONValue] = [:]
         var extra: [(String, String)] = []
         let known = Set(NodeConfiguration.arguments.map(\.name))
+        var seen = Set<String>()
         for (key, value) in pairs {
+            guard seen.insert(key).inserted else {
+                throw ArgumentError(argument: key, reason: "is given twice; give each argument once")
+            }
+            if case .missing = value {
+                throw ArgumentError(argument: key, reason: "has no value (write \(key) = value)")
+            }
             if known.contains(key) {
                 values[key] = value
             } else if NodeConfiguration.passThroughPrefixes.contains(where: { key.hasPrefix($0) }) {
@@ -79,23 +89,33 @@ public struct NodeConfiguration: Sendable {
         if rows != nil && map != nil {
             throw ArgumentError(argument: "channel-map", reason: "give either matrix or channel-map, not both")
         }
-        let inputs = try values["inputs"].map { v throws(ArgumentError) in try Self.count(v, "inputs") }
-            ?? inputNames?.count ?? rows?.count ?? 2
-        let outputs = try values["outputs"].map { v throws(ArgumentError) in try Self.count(v, "outputs") }
-            ?? outputNames?.count ?? rows?.first?.count ?? map?.sources.count ?? 2
-
+        // Each count comes from one argument, and an error about it names that argument.
+        let (inputs, inputsFrom): (Int, String) =
+            if let v = values["inputs"] { (try Self.count(v, "inputs"), "inputs") }
+            else if let inputNames { (inputNames.count, "input.position") }
+            else if let rows { (rows.count, "matrix") }
+            else { (2, "inputs") }
+        let (outputs, outputsFrom): (Int, String) =
+            if let v = values["outputs"] { (try Self.count(v, "outputs"), "outputs") }
+            else if let outputNames { (outputNames.count, "output.position") }
+            else if let first = rows?.first { (first.count, "matrix") }
+            else if let map { (map.sources.count, "channel-map") }
+            else { (2, "outputs") }
+        for (count, argument, what) in [(inputs, inputsFrom, "inputs"), (outputs, outputsFrom, "outputs")]
+        where !Mixer.channelLimit.contains(count) {
+            throw ArgumentError(argument: argument, reason: "gives \(count) \(what); a node has 1 to 256")
+        }
+        try Self.check("input.position") { () throws(CrosspointError) in
+            if let inputNames { try Mixer.checkChannels(inputNames, count: inputs, what: "input") }
+        }
+        try Self.check("output.position") { () throws(CrosspointError) in
+            if let outputNames { try Mixer.checkChannels(outputNames, count: outputs, what: "output") }
+        }
         var mixer: Mixer
         do {
             mixer = try Mixer(inputs: inputs, outputs: outputs, inputChannels: inputNames, outputChannels: outputNames)
         } catch {
-            let argument = switch error {
-            case .channelCount(let what, _): what
-            case .shapeMismatch(let text) where text.hasPrefix("input"): "input.position"
-            case .shapeMismatch: "output.position"
-            case .invalidValue(let key, _): key
-            default: "inputs"
-            }
-            throw ArgumentError(argument: argument, reason: error.description)
+            throw ArgumentError(argument: "inputs", reason: error.description)  // checked above; not expected
         }
         try Self.apply("matrix", to: &mixer) { m throws(CrosspointError) in if let rows { try m.setMatrix(rows: rows) } }
         try Self.apply("channel-map", to: &mixer) { m throws(CrosspointError) in if let map { try m.apply(map) } }
@@ -132,6 +152,11 @@ public struct NodeConfiguration: Sendable {
         _ argument: String, to mixer: inout Mixer, _ change: (inout Mixer) throws(CrosspointError) -> Void
     ) throws(ArgumentError) {
         do { try change(&mixer) } catch { throw ArgumentError(argument: argument, reason: error.description) }
+    }
+
+    /// A check that changes nothing, its error named after `argument`.
+    private static func check(_ argument: String, _ body: () throws(CrosspointError) -> Void) throws(ArgumentError) {
+        do { try body() } catch { throw ArgumentError(argument: argument, reason: error.description) }
     }
 
     private static func number(_ value: SPAJSONValue, _ argument: String) throws(ArgumentError) -> Double {

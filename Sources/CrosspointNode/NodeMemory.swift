@@ -1,6 +1,7 @@
 import CCrosspointShim
 import CPipeWire
 import CrosspointCore
+import CrosspointPipeWire
 import Glibc
 
 /// What a node remembers: it restores its saved state when it starts, saves every change
@@ -23,8 +24,9 @@ public final class NodeMemory {
     private var live: [UInt32: (output: UInt32, input: UInt32)] = [:]  // link id -> port ids
     /// Links just removed, with the port ids they joined: settled after a moment.
     private var removedLinks: [(link: RememberedLink, output: UInt32, input: UInt32)] = []
-    private var made: [OpaquePointer] = []
-    private var requested: [(output: UInt32, input: UInt32)] = []  // made, not yet reported
+    /// Links asked for and not yet announced, with their proxies: a proxy is let go once its
+    /// link exists (the link lingers) or the request is settled.
+    private var requested: [(output: UInt32, input: UInt32, proxy: OpaquePointer)] = []
 
     public init(node: FilterNode, core: OpaquePointer, loop: UnsafeMutablePointer<pw_loop>, persist: Bool, keepLinks: Bool) {
         self.node = node
@@ -67,6 +69,7 @@ public final class NodeMemory {
         node.onChange = nil
         node.onPortRenamed = nil
         registry = nil  // unhooks and destroys its proxy
+        dropRequests { _ in true }
     }
 
     private static func this(_ data: UnsafeMutableRawPointer?) -> NodeMemory {
@@ -124,7 +127,7 @@ public final class NodeMemory {
             guard let output = value("link.output.port").flatMap({ UInt32($0) }),
                   let input = value("link.input.port").flatMap({ UInt32($0) }) else { return }
             live[id] = (output, input)
-            requested.removeAll { $0.output == output && $0.input == input }
+            dropRequests { $0.output == output && $0.input == input }
             if let link = remembered(output: output, input: input), links.insert(link).inserted {
                 Log.debug("\(node.configuration.nodeName): remembers \(link)")
                 scheduleSave()
@@ -165,7 +168,7 @@ public final class NodeMemory {
     private func settle() {
         let pending = removedLinks
         removedLinks = []
-        requested = []
+        dropRequests { _ in true }
         for removal in pending where ports[removal.output] != nil && ports[removal.input] != nil {
             if links.remove(removal.link) != nil {
                 Log.debug("\(node.configuration.nodeName): forgets \(removal.link)")
@@ -173,6 +176,12 @@ public final class NodeMemory {
             }
         }
         relink()
+    }
+
+    /// Forgets the requests that match, destroying their proxies (the links themselves linger).
+    private func dropRequests(where match: ((output: UInt32, input: UInt32, proxy: OpaquePointer)) -> Bool) {
+        for request in requested where match(request) { pw_proxy_destroy(request.proxy) }
+        requested.removeAll(where: match)
     }
 
     private func portID(node owner: UInt32?, name: String) -> UInt32? {
@@ -195,19 +204,11 @@ public final class NodeMemory {
             if removedLinks.contains(where: { $0.link == link && ports[$0.output] != nil && ports[$0.input] != nil }) {
                 continue  // just removed by a person, most likely: settle() decides
             }
-            let props = cpshim_properties_new()
-            pw_properties_set(props, "link.output.node", "\(ports[output]!.node)")
-            pw_properties_set(props, "link.output.port", "\(output)")
-            pw_properties_set(props, "link.input.node", "\(ports[input]!.node)")
-            pw_properties_set(props, "link.input.port", "\(input)")
-            pw_properties_set(props, "object.linger", "true")
-            if let proxy = pw_core_create_object(core, "link-factory", "PipeWire:Interface:Link",
-                                                 UInt32(PW_VERSION_LINK), &props!.pointee.dict, 0) {
-                made.append(OpaquePointer(proxy))
-                requested.append((output, input))
-                Log.info("\(node.configuration.nodeName): re-made the link \(link)")
-            }
-            pw_properties_free(props)
+            guard let outputNode = ports[output]?.node, let inputNode = ports[input]?.node,
+                  let proxy = Link.create(on: core, outputNode: outputNode, outputPort: output,
+                                          inputNode: inputNode, inputPort: input) else { continue }
+            requested.append((output, input, proxy))
+            Log.info("\(node.configuration.nodeName): re-made the link \(link)")
         }
     }
 }

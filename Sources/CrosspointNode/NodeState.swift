@@ -1,4 +1,5 @@
 import CrosspointCore
+import CrosspointPipeWire
 import FoundationEssentials
 import Glibc
 

@@ -4,22 +4,36 @@ import CrosspointCore
 import Glibc
 
 /// Pods built into a buffer of our own; valid while the buffer lives.
-final class PodBuffer {
+package final class PodBuffer {
     private let storage: UnsafeMutableRawPointer
     private let size: Int
-    var builder = spa_pod_builder()
+    package var builder = spa_pod_builder()
 
-    init(size: Int) {
+    package init(size: Int) {
         self.size = size
         storage = .allocate(byteCount: size, alignment: 8)
-        spa_pod_builder_init(&builder, storage, UInt32(size))
+        spa_pod_builder_init(&builder, storage, UInt32(clamping: size))
     }
+
+    /// Whether everything built so far fit (the builder stops writing, but counts, past the end).
+    package var overflowed: Bool { builder.state.offset > builder.size }
 
     deinit { storage.deallocate() }
 }
 
+/// One key and value of a Props object's `params` struct, as both sides send it.
+public struct PropsEntry: Sendable, Equatable {
+    public let key: String
+    public let value: ParameterValue
+    public init(key: String, value: ParameterValue) {
+        self.key = key
+        self.value = value
+    }
+}
+
 /// Crosspoint's node params in PipeWire's form, made from the one parameter table
-/// (`Parameter`): PropInfo, Props, and the walk of an incoming Props pod.
+/// (`Parameter`): PropInfo, Props (built here for the node's state and the command line's
+/// changes alike), and the walk of an incoming Props pod.
 public enum PropsCodec {
     /// PipeWire 0.3.65 takes at most 4096 params in one node update (MAX_PARAMS in
     /// module-client-node): when one PropInfo per key would come near that, PropInfo
@@ -32,38 +46,38 @@ public enum PropsCodec {
     /// it lists only the non-zero ones.
     public static let fullPropsLimit = 16384
 
-        static func bufferSize(for mixer: Mixer) -> Int {
-        let keys = mixer.inputs * mixer.outputs + 4 * (mixer.inputs + mixer.outputs) + 16
-        return 16384 + keys * 192 + (mixer.inputs + mixer.outputs) * 64
-    }
-
     /// The keys Props and PropInfo list for `mixer`.
     static func listedParameters(for mixer: Mixer) -> [Parameter] {
         let full = mixer.inputs * mixer.outputs <= fullPropsLimit
         return Parameter.all(for: mixer).filter { p in
-            guard !full, case .crosspoint = p else { return true }
+            guard !full, p.kind == .crosspoint else { return true }
             return mixer.value(of: p) != .number(0)
         }
     }
 
     /// One PropInfo per key, then Props, as `pw_filter_connect` and `pw_filter_update_params` take them.
-    static func withParams<R>(
+    package static func withParams<R>(
         for mixer: Mixer, includingInfo: Bool,
         _ body: (UnsafeMutableBufferPointer<UnsafePointer<spa_pod>?>) -> R
     ) -> R {
-        let buffer = PodBuffer(size: bufferSize(for: mixer))
+        let entries = listedParameters(for: mixer).map { PropsEntry(key: $0.key, value: mixer.value(of: $0)) }
+        let infoBytes = includingInfo ? Parameter.all(for: mixer).count * 256 : 0
+        let buffer = PodBuffer(size: 16384 + infoBytes + entries.reduce(0) { $0 + podBytes($1) })
         var pods: [UnsafePointer<spa_pod>?] = []
         if includingInfo {
             let full = infoListsEveryKey(mixer)
             for p in Parameter.all(for: mixer) {
-                if case .crosspoint(let i, let j) = p, !full {
-                    if i == 0 && j == 0 { pods.append(info(name: p.family.pattern, family: p.family, summary: p.family.summary, buffer)) }
+                if p.kind == .crosspoint, !full {
+                    if p.input == 0 && p.output == 0 { pods.append(info(name: p.kind.family.pattern, family: p.kind.family, summary: p.kind.family.summary, buffer)) }
                     continue
                 }
-                pods.append(info(name: p.key, family: p.family, summary: p.summary(in: mixer), buffer))
+                pods.append(info(name: p.key, family: p.kind.family, summary: p.summary(in: mixer), buffer))
             }
         }
-        pods.append(props(for: mixer, buffer))
+        pods.append(build(entries, tail: .state(volume: mixer.masterGain, mute: mixer.masterMute, channelVolumes: mixer.outputGains), in: buffer))
+        if buffer.overflowed {  // sized generously above; never expected
+            Log.error("internal error: the params of a \(mixer.inputs)x\(mixer.outputs) node overflowed their buffer")
+        }
         return pods.withUnsafeMutableBufferPointer { body($0) }
     }
 
@@ -86,25 +100,73 @@ public enum PropsCodec {
         return UnsafePointer(pod)
     }
 
-    private static func props(for mixer: Mixer, _ b: PodBuffer) -> UnsafePointer<spa_pod>? {
-        var frames = cpshim_props_frames()
-        cpshim_props_begin(&b.builder, &frames)
-        for p in listedParameters(for: mixer) {
-            switch mixer.value(of: p) {
-            case let .number(v) where p.family.type == .int: cpshim_props_add_int(&b.builder, p.key, Int32(v))
-            case let .number(v): cpshim_props_add_float(&b.builder, p.key, Float(v))
-            case let .bool(v): cpshim_props_add_bool(&b.builder, p.key, v)
+    // MARK: Building Props
+
+    /// What follows the `params` struct of a Props object.
+    package enum Tail {
+        /// The node's whole state: the standard `volume` (master gain), `mute` (master mute)
+        /// and `channelVolumes` (output gains), as audio tools read them.
+        case state(volume: Float, mute: Bool, channelVolumes: [Float])
+        /// A change: only the master mute, when given (it has no params key). The standard
+        /// volume and channelVolumes are left out, or they would overwrite the gains.
+        case change(mute: Bool?)
+    }
+
+    /// An upper bound of the bytes one key and value take in a Props pod.
+    package static func podBytes(_ entry: PropsEntry) -> Int {
+        let value = switch entry.value {
+        case let .ints(v): 24 + 4 * v.count
+        case let .names(v): 16 + v.reduce(0) { $0 + 16 + $1.utf8.count }
+        default: 16
+        }
+        return 24 + entry.key.utf8.count + value
+    }
+
+    /// Builds a Props object: `params = [ key value ... ]`, then the tail. A number is written
+    /// as an Int for the keys the table types Int (`inputs`), else as a Float.
+    /// The builder calls are libspa's (spa/pod/builder.h), inline functions Swift calls directly.
+    package static func build(_ entries: [PropsEntry], tail: Tail, in b: PodBuffer) -> UnsafePointer<spa_pod>? {
+        var object = spa_pod_frame(), params = spa_pod_frame()
+        spa_pod_builder_push_object(&b.builder, &object, UInt32(SPA_TYPE_OBJECT_Props), SPA_PARAM_Props.rawValue)
+        spa_pod_builder_prop(&b.builder, SPA_PROP_params.rawValue, 0)
+        spa_pod_builder_push_struct(&b.builder, &params)
+        for entry in entries {
+            spa_pod_builder_string(&b.builder, entry.key)
+            switch entry.value {
+            case let .number(v) where Parameter.family(ofKey: entry.key)?.type == .int:
+                spa_pod_builder_int(&b.builder, Int32(clamping: Int(exactly: v.rounded()) ?? 0))
+            case let .number(v): spa_pod_builder_float(&b.builder, Float(v))
+            case let .bool(v): spa_pod_builder_bool(&b.builder, v)
             case let .ints(v):
-                let values = v.map(Int32.init)
-                cpshim_props_add_int_array(&b.builder, p.key, values, UInt32(values.count))
+                let values = v.map { Int32(clamping: $0) }
+                spa_pod_builder_array(&b.builder, 4, UInt32(SPA_TYPE_Int), UInt32(values.count), values)
             case let .names(names):
-                withCStrings(names) { cpshim_props_add_strings(&b.builder, p.key, $0, UInt32(names.count)) }
+                var list = spa_pod_frame()
+                spa_pod_builder_push_struct(&b.builder, &list)
+                for name in names { spa_pod_builder_string(&b.builder, name) }
+                spa_pod_builder_pop(&b.builder, &list)
             }
         }
-        let volumes = mixer.outputGains
-        return UnsafePointer(cpshim_props_end(&b.builder, &frames, mixer.masterGain, mixer.masterMute,
-                                              volumes, UInt32(volumes.count)))
+        spa_pod_builder_pop(&b.builder, &params)
+        switch tail {
+        case let .state(volume, mute, channelVolumes):
+            spa_pod_builder_prop(&b.builder, SPA_PROP_volume.rawValue, 0)
+            spa_pod_builder_float(&b.builder, volume)
+            spa_pod_builder_prop(&b.builder, SPA_PROP_mute.rawValue, 0)
+            spa_pod_builder_bool(&b.builder, mute)
+            spa_pod_builder_prop(&b.builder, SPA_PROP_channelVolumes.rawValue, 0)
+            spa_pod_builder_array(&b.builder, 4, UInt32(SPA_TYPE_Float), UInt32(channelVolumes.count), channelVolumes)
+        case let .change(mute?):
+            spa_pod_builder_prop(&b.builder, SPA_PROP_mute.rawValue, 0)
+            spa_pod_builder_bool(&b.builder, mute)
+        case .change(nil):
+            break
+        }
+        guard let pod = spa_pod_builder_pop(&b.builder, &object), !b.overflowed else { return nil }
+        return UnsafePointer(pod.assumingMemoryBound(to: spa_pod.self))
     }
+
+    // MARK: Reading Props
 
     /// One value of an incoming Props pod, before it is checked against its key.
     public enum RawValue: Sendable, Equatable {
@@ -122,48 +184,143 @@ public enum PropsCodec {
         public let value: RawValue
     }
 
-    /// Walks an incoming Props pod; nil if it is not a Props object.
-    static func entries(of pod: UnsafePointer<spa_pod>) -> [Entry]? {
-        final class Sink { var entries: [Entry] = [] }
-        let sink = Sink()
-        let result = cpshim_props_parse(pod, { user, key, value in
-            let sink = Unmanaged<Sink>.fromOpaque(user!).takeUnretainedValue()
-            sink.entries.append(Entry(key: key.map { String(cString: $0) }, value: PropsCodec.decode(value!.pointee)))
-        }, Unmanaged.passUnretained(sink).toOpaque())
-        return result < 0 ? nil : sink.entries
+    /// The most entries one list value may have: a node has at most 256 channels.
+    static let listLimit = Mixer.channelLimit.upperBound
+
+    /// Walks an incoming Props pod: each `params` pair, then `volume`, `mute` and
+    /// `channelVolumes`. Nil if it is not a Props object. Every read is bounds-checked by
+    /// libspa's own iterators (spa/pod/iter.h), so a malformed pod from any client yields
+    /// `.invalid` entries, never a crash or a hang.
+    package static func entries(of pod: UnsafePointer<spa_pod>) -> [Entry]? {
+        guard spa_pod_is_object_type(pod, UInt32(SPA_TYPE_OBJECT_Props)) else { return nil }
+        var result: [Entry] = []
+        let body = UnsafeRawPointer(pod).advanced(by: MemoryLayout<spa_pod>.size)
+            .assumingMemoryBound(to: spa_pod_object_body.self)
+        let size = pod.pointee.size
+        guard var prop = UnsafePointer(spa_pod_prop_first(body)) else { return result }
+        while spa_pod_prop_is_inside(body, size, prop) {
+            let value = UnsafeRawPointer(prop).advanced(by: MemoryLayout<spa_pod_prop>.offset(of: \spa_pod_prop.value)!)
+                .assumingMemoryBound(to: spa_pod.self)
+            switch prop.pointee.key {
+            case SPA_PROP_params.rawValue: result += params(value)
+            case SPA_PROP_volume.rawValue: result.append(Entry(key: "volume", value: decode(value)))
+            case SPA_PROP_mute.rawValue: result.append(Entry(key: "mute", value: decode(value)))
+            case SPA_PROP_channelVolumes.rawValue: result.append(Entry(key: "channelVolumes", value: decode(value)))
+            default: break
+            }
+            guard let next = UnsafePointer(spa_pod_prop_next(prop)) else { break }
+            prop = next
+        }
+        return result
     }
 
-    static func decode(_ v: cpshim_value) -> RawValue {
-        switch v.kind {
-        case CPSHIM_NUMBER: return .number(v.number)
-        case CPSHIM_BOOL: return .bool(v.flag)
-        case CPSHIM_NUMBERS:
-            guard v.count > 0 else { return .invalid("an empty list") }
-            guard v.count <= UInt32(Mixer.channelLimit.upperBound) else {
-                return .invalid("a list of \(v.count) entries, more than the 256 channels a node can have")
-            }
-            return .numbers(withUnsafeBytes(of: v.numbers) { raw in
-                Array(raw.bindMemory(to: Double.self).prefix(Int(v.count)))
-            })
-        case CPSHIM_STRINGS:
-            guard v.count <= UInt32(Mixer.channelLimit.upperBound) else {
-                return .invalid("a list of \(v.count) names, more than the 256 channels a node can have")
-            }
-            return .strings(withUnsafeBytes(of: v.strings) { raw in
-                raw.bindMemory(to: UnsafePointer<CChar>?.self).prefix(Int(v.count)).map { $0.map { String(cString: $0) } ?? "" }
-            })
-        case CPSHIM_STRING:
-            let text = v.string.map { String(cString: $0) } ?? ""
-            return .invalid("the string \"\(text.prefix(40))\"")
-        default:
-            return .invalid("a value of type " + (v.type_name.map { String(cString: $0) } ?? "unknown"))
+    /// Walks a pod held in `bytes` (a fuzz target's input); nil if it is not a whole Props object.
+    package static func entries(bytes: UnsafeRawBufferPointer) -> [Entry]? {
+        guard bytes.count >= MemoryLayout<spa_pod>.size, let base = bytes.baseAddress else { return nil }
+        // Copy to 8-byte-aligned memory, as PipeWire hands pods over.
+        let aligned = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 8)
+        defer { aligned.deallocate() }
+        aligned.copyMemory(from: base, byteCount: bytes.count)
+        let pod = aligned.assumingMemoryBound(to: spa_pod.self)
+        guard UInt64(pod.pointee.size) + 8 <= UInt64(bytes.count) else { return nil }
+        return entries(of: pod)
+    }
+
+    /// The `params` struct: key, value, key, value ...
+    private static func params(_ pod: UnsafePointer<spa_pod>) -> [Entry] {
+        guard spa_pod_is_struct(pod) != 0 else {
+            return [Entry(key: nil, value: .invalid("params that are not a struct but \(typeName(pod.pointee.type))"))]
+        }
+        var result: [Entry] = []
+        var key: UnsafePointer<spa_pod>?
+        forEach(inStruct: pod) { item in
+            guard let k = key else { key = item; return }
+            result.append(Entry(key: string(k), value: decode(item)))
+            key = nil
+        }
+        if let key { result.append(Entry(key: string(key), value: .invalid("a value of type nothing (the key has no value)"))) }
+        return result
+    }
+
+    /// Calls `body` with each pod of a struct (SPA_POD_STRUCT_FOREACH, which is a macro).
+    private static func forEach(inStruct pod: UnsafePointer<spa_pod>, _ body: (UnsafePointer<spa_pod>) -> Void) {
+        let start = UnsafeRawPointer(pod).advanced(by: MemoryLayout<spa_pod>.size)
+        let size = pod.pointee.size
+        var item = start
+        while spa_pod_is_inside(start, size, item) {
+            body(item.assumingMemoryBound(to: spa_pod.self))
+            item = UnsafeRawPointer(spa_pod_next(item))
         }
     }
-}
 
-/// Lends C strings for `strings` to `body` (for the pod builder, which copies them).
-func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {
-    let copies = strings.map { strdup($0) }
-    defer { copies.forEach { free($0) } }
-    return copies.map { UnsafePointer($0) }.withUnsafeBufferPointer { body($0.baseAddress!) }
+    private static func string(_ pod: UnsafePointer<spa_pod>) -> String? {
+        var text: UnsafePointer<CChar>?
+        guard spa_pod_get_string(pod, &text) >= 0, let text else { return nil }
+        return String(validatingCString: text) ?? String(decoding: UnsafeRawBufferPointer(start: text, count: strlen(text)), as: UTF8.self)
+    }
+
+    private static func number(_ pod: UnsafePointer<spa_pod>) -> Double? {
+        var i: Int32 = 0, l: Int64 = 0, f: Float = 0, d: Double = 0
+        if spa_pod_get_int(pod, &i) >= 0 { return Double(i) }
+        if spa_pod_get_long(pod, &l) >= 0 { return Double(l) }
+        if spa_pod_get_float(pod, &f) >= 0 { return Double(f) }
+        if spa_pod_get_double(pod, &d) >= 0 { return d }
+        return nil
+    }
+
+    static func decode(_ pod: UnsafePointer<spa_pod>) -> RawValue {
+        if let n = number(pod) { return .number(n) }
+        var flag = false
+        if spa_pod_get_bool(pod, &flag) >= 0 { return .bool(flag) }
+        if spa_pod_is_string(pod) != 0 {
+            return .invalid("the string \"\(String((string(pod) ?? "").prefix(40)))\"")
+        }
+        if spa_pod_is_array(pod) != 0 { return array(pod) }
+        if spa_pod_is_struct(pod) != 0 { return list(pod) }
+        return .invalid("a value of type " + typeName(pod.pointee.type))
+    }
+
+    /// An Array pod of numbers (`channel-map`, `channelVolumes`).
+    private static func array(_ pod: UnsafePointer<spa_pod>) -> RawValue {
+        var count: UInt32 = 0
+        guard let values = spa_pod_get_array(pod, &count) else { return .invalid("a malformed array") }
+        let child = UnsafeRawPointer(pod).advanced(by: MemoryLayout<spa_pod>.size).assumingMemoryBound(to: spa_pod.self).pointee
+        guard count > 0 else { return .invalid("an empty list") }
+        guard count <= UInt32(listLimit) else {
+            return .invalid("a list of \(count) entries, more than the \(listLimit) channels a node can have")
+        }
+        let raw = UnsafeRawPointer(values)
+        var numbers: [Double] = []
+        for k in 0..<Int(count) {
+            let at = raw.advanced(by: k * Int(child.size))
+            switch (child.type, child.size) {
+            case (UInt32(SPA_TYPE_Int), 4...): numbers.append(Double(at.loadUnaligned(as: Int32.self)))
+            case (UInt32(SPA_TYPE_Long), 8...): numbers.append(Double(at.loadUnaligned(as: Int64.self)))
+            case (UInt32(SPA_TYPE_Float), 4...): numbers.append(Double(at.loadUnaligned(as: Float.self)))
+            case (UInt32(SPA_TYPE_Double), 8...): numbers.append(at.loadUnaligned(as: Double.self))
+            default: return .invalid("an array of " + typeName(child.type))
+            }
+        }
+        return .numbers(numbers)
+    }
+
+    /// A Struct pod: a list of numbers, or of strings (channel names).
+    private static func list(_ pod: UnsafePointer<spa_pod>) -> RawValue {
+        var numbers: [Double] = [], strings: [String] = [], other = false, count = 0
+        forEach(inStruct: pod) { item in
+            count += 1
+            guard count <= listLimit else { return }
+            if let n = number(item) { numbers.append(n) } else if let s = string(item) { strings.append(s) } else { other = true }
+        }
+        if count > listLimit {
+            return .invalid("a list of \(count) entries, more than the \(listLimit) channels a node can have")
+        }
+        if other || (!numbers.isEmpty && !strings.isEmpty) {
+            return .invalid("a list mixing numbers, strings or other values")
+        }
+        if !strings.isEmpty { return .strings(strings) }
+        return numbers.isEmpty ? .invalid("an empty list") : .numbers(numbers)
+    }
+
+    private static func typeName(_ type: UInt32) -> String { String(cString: cpshim_type_name(type)) }
 }

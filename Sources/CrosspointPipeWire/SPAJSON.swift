@@ -10,28 +10,35 @@ public indirect enum SPAJSONValue: Equatable, Sendable, CustomStringConvertible 
     case array([SPAJSONValue])
     case object([(String, SPAJSONValue)])
     case null
+    /// The value of a key that has none (`{ inputs = }`): an error for whoever reads it.
+    case missing
 
-    /// Parses one value from `text`; nil if `text` holds no value.
+    /// Containers nested deeper than this make the text unreadable (and cannot blow the stack).
+    static let depthLimit = 32
+
+    /// Parses one value from `text`; nil if `text` holds no value or nests too deep.
     public init?(parsing text: String) {
         var utf8 = Array(text.utf8)
         utf8.append(0)
         let parsed: SPAJSONValue? = utf8.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { base in
+            guard let start = buffer.baseAddress else { return nil }
+            return start.withMemoryRebound(to: CChar.self, capacity: buffer.count) { base in
                 var iter = spa_json()
                 spa_json_init(&iter, base, buffer.count - 1)
                 var value: UnsafePointer<CChar>?
                 let length = spa_json_next(&iter, &value)
                 guard length > 0, let value else { return nil }
-                return SPAJSONValue.read(&iter, value, Int(length))
+                return SPAJSONValue.read(&iter, value, Int(length), depth: 0)
             }
         }
         guard let parsed else { return nil }
         self = parsed
     }
 
-    private static func read(_ iter: inout spa_json, _ value: UnsafePointer<CChar>, _ length: Int) -> SPAJSONValue {
-        let len = Int32(length)
+    private static func read(_ iter: inout spa_json, _ value: UnsafePointer<CChar>, _ length: Int, depth: Int) -> SPAJSONValue? {
+        let len = Int32(clamping: length)
         if spa_json_is_array(value, len) || spa_json_is_object(value, len) != 0 {
+            guard depth < depthLimit else { return nil }
             let isObject = spa_json_is_object(value, len) != 0
             var sub = spa_json()
             spa_json_enter(&iter, &sub)
@@ -42,7 +49,7 @@ public indirect enum SPAJSONValue: Equatable, Sendable, CustomStringConvertible 
                 var child: UnsafePointer<CChar>?
                 let childLength = spa_json_next(&sub, &child)
                 guard childLength > 0, let child else { break }
-                let item = read(&sub, child, Int(childLength))
+                guard let item = read(&sub, child, Int(childLength), depth: depth + 1) else { return nil }
                 if isObject {
                     if let k = key {
                         pairs.append((k, item))
@@ -54,6 +61,7 @@ public indirect enum SPAJSONValue: Equatable, Sendable, CustomStringConvertible 
                     items.append(item)
                 }
             }
+            if let key { pairs.append((key, .missing)) }
             return isObject ? .object(pairs) : .array(items)
         }
         if spa_json_is_null(value, len) { return .null }
@@ -61,8 +69,9 @@ public indirect enum SPAJSONValue: Equatable, Sendable, CustomStringConvertible 
         let raw = String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
         if spa_json_is_float(value, len), let number = Double(raw) { return .number(number) }
         var decoded = [CChar](repeating: 0, count: length + 1)
-        _ = spa_json_parse_stringn(value, len, &decoded, Int32(length + 1))
-        return .string(String(cString: decoded))
+        _ = spa_json_parse_stringn(value, len, &decoded, Int32(clamping: length + 1))
+        let bytes = decoded.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return .string(String(decoding: bytes, as: UTF8.self))
     }
 
     /// The text of a string or bare word, or of a number written as one.
@@ -83,6 +92,7 @@ public indirect enum SPAJSONValue: Equatable, Sendable, CustomStringConvertible 
         case let .array(items): "[ " + items.map(\.description).joined(separator: " ") + " ]"
         case let .object(pairs): "{ " + pairs.map { "\($0.0) = \($0.1)" }.joined(separator: " ") + " }"
         case .null: "null"
+        case .missing: "(nothing)"
         }
     }
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CrosspointCore
-import CrosspointPipeWire
+import CrosspointClient
 import Glibc
 #if canImport(FoundationEssentials)
 import FoundationEssentials

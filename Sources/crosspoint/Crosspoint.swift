@@ -1,6 +1,6 @@
 import ArgumentParser
 import CrosspointCore
-import CrosspointPipeWire
+import CrosspointClient
 
 struct Crosspoint: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Glibc
 import CrosspointCore
-import CrosspointPipeWire
+import CrosspointClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CrosspointCore
+import CrosspointClient
 import CrosspointPipeWire
 import Glibc
 
@@ -137,7 +138,7 @@ final class Session {
             return after
         }
         try client.setProps(
-            ofNode: target.node.id, changed.map { PropsChange(key: $0.key, value: after.value(of: $0)) }, masterMute: mute)
+            ofNode: target.node.id, changed.map { PropsEntry(key: $0.key, value: after.value(of: $0)) }, masterMute: mute)
         try verify(target, is: after)
 
         var lines = changed.map { p in
@@ -173,10 +174,10 @@ final class Session {
 
     /// What a key acts on, by port names (`in_FL -> out_FR`), for the lines a change prints.
     private func describe(_ p: Parameter, _ target: Target, _ mixer: Mixer) -> String? {
-        switch p {
-        case let .crosspoint(i, j): "\(target.inputName(i, mixer)) -> \(target.outputName(j, mixer))"
-        case let .inputGain(i), let .inputMute(i): target.inputName(i, mixer)
-        case let .outputGain(j), let .outputMute(j): target.outputName(j, mixer)
+        switch p.kind {
+        case .crosspoint: "\(target.inputName(p.input, mixer)) -> \(target.outputName(p.output, mixer))"
+        case .inputGain, .inputMute: target.inputName(p.input, mixer)
+        case .outputGain, .outputMute: target.outputName(p.output, mixer)
         default: nil
         }
     }
@@ -184,7 +185,7 @@ final class Session {
     private func show(_ value: ParameterValue, _ p: Parameter) -> String {
         switch value {
         case let .number(v) where p == .ramp: "\(Gain.format(v)) ms"
-        case let .number(v) where p.family.type == .int: Gain.format(v)
+        case let .number(v) where p.kind.family.type == .int: Gain.format(v)
         case let .number(v): v == 0 ? "-inf" : "\(Gain.formatDecibels(v)) dB (\(Gain.format(decimal(Float(v)))))"
         case let .bool(b): b ? "on" : "off"
         default: value.description

@@ -196,7 +196,7 @@ struct CommandLineTests {
         }
         let set = Sandbox.run([crosspointExecutable, "set", "--help"], environment: ProcessInfo.processInfo.environment)
         let words = set.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        #expect(words.contains(Parameter.families[3].summary), "set's help comes from the parameter table")
+        #expect(words.contains(ParameterKind.crosspoint.family.summary), "set's help comes from the parameter table")
     }
 
     // MARK: Changes

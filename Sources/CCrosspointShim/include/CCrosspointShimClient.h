@@ -31,9 +31,3 @@ int cpshim_node_enum_params(struct pw_node *node, int seq, uint32_t id, uint32_t
                             const struct spa_pod *filter);
 // pw_node_set_param is a method macro.
 int cpshim_node_set_param(struct pw_node *node, uint32_t id, uint32_t flags, const struct spa_pod *param);
-
-// Closes a Props object begun with cpshim_props_begin WITHOUT the standard volume and
-// channelVolumes (cpshim_props_end always writes them, which would overwrite gain.master and
-// the output gains); adds the standard `mute` (the master mute, which has no params key)
-// only when mute is 0 or 1, not when it is -1.
-struct spa_pod *cpshim_props_end_params(struct spa_pod_builder *b, struct cpshim_props_frames *f, int mute);

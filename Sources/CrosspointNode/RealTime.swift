@@ -1,0 +1,99 @@
+import CCrosspointShim
+import CPipeWire
+import CrosspointCore
+
+// The real-time side of a node: everything the data thread touches, and nothing else.
+// Rules here: no allocation, no lock, no log, no I/O, no `throw`, no class retain/release.
+// Tests/CrosspointNodeTests/ProcessTests.swift runs `processCycle` under an allocation counter.
+
+/// What the data thread reads: the renderer and its own table of ports.
+struct DSPContext {
+    var renderer: MatrixRenderer
+    /// The `FilterNode`, unretained; read only by main-loop callbacks.
+    var owner: UnsafeMutableRawPointer?
+    var table: UnsafeMutablePointer<PortTable>
+}
+
+/// The data thread's port table and the buffer pointers it fills each cycle, allocated on the
+/// main loop.
+struct PortTable {
+    let inputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
+    let outputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
+    let inputBuffers: UnsafeMutableBufferPointer<UnsafePointer<Float>?>
+    let outputBuffers: UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>
+
+    /// A table of these ports (main loop).
+    static func make(inputs: [UnsafeMutableRawPointer?], outputs: [UnsafeMutableRawPointer?]) -> UnsafeMutablePointer<PortTable> {
+        let table = UnsafeMutablePointer<PortTable>.allocate(capacity: 1)
+        let ins = UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>.allocate(capacity: inputs.count)
+        _ = ins.initialize(from: inputs)
+        let outs = UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>.allocate(capacity: outputs.count)
+        _ = outs.initialize(from: outputs)
+        let inBuffers = UnsafeMutableBufferPointer<UnsafePointer<Float>?>.allocate(capacity: inputs.count)
+        inBuffers.initialize(repeating: nil)
+        let outBuffers = UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>.allocate(capacity: outputs.count)
+        outBuffers.initialize(repeating: nil)
+        table.initialize(to: PortTable(inputs: ins, outputs: outs, inputBuffers: inBuffers, outputBuffers: outBuffers))
+        return table
+    }
+
+    /// Frees a table the data thread no longer reads (main loop).
+    static func destroy(_ table: UnsafeMutablePointer<PortTable>) {
+        let t = table.pointee
+        t.inputs.deallocate()
+        t.outputs.deallocate()
+        t.inputBuffers.deallocate()
+        t.outputBuffers.deallocate()
+        table.deinitialize(count: 1)
+        table.deallocate()
+    }
+
+    /// Hands the data thread `table` in place of its current one, synchronously on the data
+    /// loop (`pw_loop_invoke`, blocking), then frees the old one: once this returns, no port
+    /// missing from `table` is touched by the data thread (module-combine-stream.c does the same).
+    static func swap(in context: UnsafeMutablePointer<DSPContext>, _ table: UnsafeMutablePointer<PortTable>,
+                     on loop: UnsafeMutablePointer<pw_loop>?) {
+        var swap = (context: context, table: table)
+        _ = withUnsafeMutablePointer(to: &swap) { pointer in
+            cpshim_loop_invoke(loop, { _, _, _, _, _, user in
+                guard let swap = user?.assumingMemoryBound(to: (context: UnsafeMutablePointer<DSPContext>, table: UnsafeMutablePointer<PortTable>).self)
+                else { return 0 }
+                let old = swap.pointee.context.pointee.table
+                swap.pointee.context.pointee.table = swap.pointee.table
+                swap.pointee.table = old
+                return 0
+            }, 0, nil, 0, true, pointer)
+        }
+        destroy(swap.table)
+    }
+}
+
+/// One cycle of the data thread: asks `buffer` for each port's buffer (NULL = unlinked:
+/// silence in, skipped out), then renders. `buffer` is `pw_filter_get_dsp_buffer` in the node
+/// and a stand-in in the tests; everything else is exactly what runs in the daemon.
+@inline(__always)
+func processCycle(
+    _ context: UnsafeMutablePointer<DSPContext>, frames requested: UInt64, rate: UInt32,
+    buffer: (UnsafeMutableRawPointer, UInt32) -> UnsafeMutableRawPointer?
+) {
+    let frames = Int(min(requested, UInt64(maximumFrameCount)))
+    guard frames > 0 else { return }
+    let table = context.pointee.table.pointee
+    for k in 0..<table.inputs.count {
+        let data = table.inputs[k].flatMap { buffer($0, UInt32(frames)) }
+        table.inputBuffers[k] = data.map { UnsafePointer($0.assumingMemoryBound(to: Float.self)) }
+    }
+    for k in 0..<table.outputs.count {
+        table.outputBuffers[k] = table.outputs[k].flatMap { buffer($0, UInt32(frames)) }?.assumingMemoryBound(to: Float.self)
+    }
+    if rate > 0 { context.pointee.renderer.sampleRate = Double(rate) }
+    context.pointee.renderer.render(
+        frameCount: frames, inputs: UnsafeBufferPointer(table.inputBuffers), outputs: UnsafeBufferPointer(table.outputBuffers))
+}
+
+/// The filter's process callback (`PW_FILTER_FLAG_RT_PROCESS`: on the data thread).
+func dspProcess(_ data: UnsafeMutableRawPointer?, _ position: UnsafeMutablePointer<spa_io_position>?) {
+    guard let data, let position else { return }
+    processCycle(data.assumingMemoryBound(to: DSPContext.self), frames: position.pointee.clock.duration,
+                 rate: position.pointee.clock.rate.denom) { pw_filter_get_dsp_buffer($0, $1) }
+}

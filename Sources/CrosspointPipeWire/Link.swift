@@ -1,0 +1,25 @@
+import CCrosspointShim
+import CPipeWire
+
+/// Links made through the daemon's "link-factory", as pw-link does: the one place both the
+/// command line (`route`) and the node's memory (re-made links) create a link.
+package enum Link {
+    /// Asks `core` for a link from an output port to an input port, with `object.linger = true`
+    /// so the link outlives the proxy and the client. Returns the new link's proxy (the caller
+    /// destroys it once it has its answer), or nil if the request could not be sent.
+    /// The corresponding C function is `pw_core_create_object`.
+    package static func create(
+        on core: OpaquePointer, outputNode: UInt32, outputPort: UInt32, inputNode: UInt32, inputPort: UInt32
+    ) -> OpaquePointer? {
+        guard let properties = cpshim_properties_new() else { return nil }
+        defer { pw_properties_free(properties) }
+        for (key, value) in [
+            ("link.output.node", "\(outputNode)"), ("link.output.port", "\(outputPort)"),
+            ("link.input.node", "\(inputNode)"), ("link.input.port", "\(inputPort)"),
+            ("object.linger", "true"),
+        ] { pw_properties_set(properties, key, value) }
+        return pw_core_create_object(
+            core, "link-factory", "PipeWire:Interface:Link", UInt32(PW_VERSION_LINK), &properties.pointee.dict, 0
+        ).map(OpaquePointer.init)
+    }
+}

@@ -1,0 +1,108 @@
+// The node's data-thread path, exactly as the daemon runs it (`processCycle` in
+// RealTime.swift: the port table filled from the ports' buffers, then the render), with only
+// `pw_filter_get_dsp_buffer` stood in for by plain buffers.
+
+import CAllocationCounter
+import CrosspointCore
+@testable import CrosspointNode
+import CrosspointTestSupport
+import Testing
+
+/// Fake ports: each port handle is the address of its own sample buffer; an unlinked port
+/// has no buffer (the stand-in returns NULL, as PipeWire does).
+final class FakePorts {
+    let frames: Int
+    let inputs: [UnsafeMutablePointer<Float>]
+    let outputs: [UnsafeMutablePointer<Float>]
+    var unlinked: Set<UnsafeMutableRawPointer> = []
+
+    init(inputs n: Int, outputs m: Int, frames: Int) {
+        self.frames = frames
+        inputs = (0..<n).map { _ in .allocate(capacity: frames) }
+        outputs = (0..<m).map { _ in .allocate(capacity: frames) }
+        for p in inputs + outputs { p.initialize(repeating: 0, count: frames) }
+    }
+
+    deinit { for p in inputs + outputs { p.deallocate() } }
+
+    var handles: (inputs: [UnsafeMutableRawPointer?], outputs: [UnsafeMutableRawPointer?]) {
+        (inputs.map { UnsafeMutableRawPointer($0) }, outputs.map { UnsafeMutableRawPointer($0) })
+    }
+}
+
+@Suite("The node's process path")
+struct ProcessTests {
+    /// Runs `cycles` process cycles with a plan change before every tenth, each cycle inside
+    /// an allocation-counting window; returns the allocations and frees counted.
+    func run(inputs n: Int, outputs m: Int, cycles: Int, frames: Int) throws -> (allocations: Int, frees: Int, context: UnsafeMutablePointer<DSPContext>, engine: MatrixMixer, ports: FakePorts) {
+        var rng = SplitMix64(seed: UInt64(n * 1000 + m))
+        var model = try Mixer(inputs: n, outputs: m)
+        try model.setMatrix(rows: (0..<n).map { _ in (0..<m).map { _ in rng.chance(0.5) ? rng.double(in: -2...2) : 0 } })
+        try model.setRamp(milliseconds: 2)
+        let engine = MatrixMixer(model)
+        let ports = FakePorts(inputs: n, outputs: m, frames: frames)
+        ports.unlinked = [UnsafeMutableRawPointer(ports.inputs[0]), UnsafeMutableRawPointer(ports.outputs[m - 1])]
+        let handles = ports.handles
+        let context = UnsafeMutablePointer<DSPContext>.allocate(capacity: 1)
+        context.initialize(to: DSPContext(renderer: engine.renderer, owner: nil,
+                                          table: PortTable.make(inputs: handles.inputs, outputs: handles.outputs)))
+        let unlinked = ports.unlinked
+        var allocations = 0, frees = 0
+        for cycle in 0..<cycles {
+            for p in ports.inputs { for k in 0..<frames { p[k] = rng.sample() } }
+            if cycle % 10 == 9 {
+                let (i, j, gain) = (rng.index(n), rng.index(m), rng.double(in: -2...2))
+                try engine.update { model throws(CrosspointError) in
+                    try model.setCrosspoint(input: i, output: j, gain: gain)
+                }
+            }
+            crosspoint_alloc_counting_begin()
+            processCycle(context, frames: UInt64(frames), rate: 48000) { port, _ in
+                unlinked.contains(port) ? nil : port
+            }
+            allocations += crosspoint_alloc_counting_end()
+            frees += crosspoint_alloc_counting_frees()
+        }
+        return (allocations, frees, context, engine, ports)
+    }
+
+    @Test("Thousands of process cycles, with plan changes and ramps in flight, allocate and free nothing",
+          arguments: [(2, 1), (8, 8), (64, 64)])
+    func processAllocatesNothing(shape: (Int, Int)) throws {
+        #expect(crosspoint_alloc_counter_is_active() == 1, "the allocation counter must be interposed")
+        let (n, m) = shape
+        let result = try run(inputs: n, outputs: m, cycles: 5000, frames: 256)
+        defer {
+            PortTable.destroy(result.context.pointee.table)
+            result.context.deinitialize(count: 1)
+            result.context.deallocate()
+        }
+        #expect(result.allocations == 0 && result.frees == 0,
+                "\(n)x\(m): \(result.allocations) allocations, \(result.frees) frees in 5000 cycles")
+    }
+
+    @Test("The process path mixes what the model says, with unlinked inputs silent and unlinked outputs untouched")
+    func processMixesTheModel() throws {
+        let result = try run(inputs: 4, outputs: 3, cycles: 200, frames: 128)  // ramps long settled
+        defer {
+            PortTable.destroy(result.context.pointee.table)
+            result.context.deinitialize(count: 1)
+            result.context.deallocate()
+        }
+        let ports = result.ports, model = result.engine.mixer
+        // Two more cycles with no change: the last ramp (2 ms) has ended.
+        let unlinked = ports.unlinked
+        for _ in 0..<2 {
+            processCycle(result.context, frames: UInt64(ports.frames), rate: 48000) { port, _ in unlinked.contains(port) ? nil : port }
+        }
+        // The last cycle's inputs are still in the buffers; input 0 is unlinked (silence).
+        for j in 0..<2 {
+            for k in 0..<ports.frames {
+                var expected: Double = 0
+                for i in 1..<4 { expected += Double(model.effectiveGain(input: i, output: j)) * Double(ports.inputs[i][k]) }
+                #expect(abs(Double(ports.outputs[j][k]) - expected) < 1e-4, "output \(j) frame \(k)")
+            }
+        }
+        #expect((0..<ports.frames).allSatisfy { ports.outputs[2][$0] == 0 }, "an unlinked output is never written")
+    }
+}
