@@ -31,12 +31,21 @@ public final class NodeMemory {
         self.core = core
         self.loop = loop
         self.keepLinks = keepLinks
-        store = persist ? StateStore(nodeName: node.configuration.nodeName) : nil
         let name = node.configuration.nodeName
+        var store: StateStore?
+        if persist {
+            do {
+                store = try StateStore(nodeName: name)
+            } catch {
+                Log.warn("\(name): \(error); this node runs without saving its state (state.persist is ignored)")
+            }
+        }
+        self.store = store
         if let store {
-            let (state, problem) = store.load(configured: node.configuration.mixer)
-            if let problem { Log.warn("\(name): \(problem); starting from the module arguments") }
-            if let state {
+            let loaded = store.load(configured: node.configuration.mixer)
+            if let note = loaded.note { Log.info("\(name): \(note)") }
+            if let problem = loaded.problem { Log.warn("\(name): \(problem); starting from the module arguments") }
+            if let state = loaded.state {
                 do {
                     try node.update { m throws(CrosspointError) in m = try Mixer(preset: state.mixer) }
                     links = keepLinks ? Set(state.links) : []
