@@ -70,7 +70,7 @@ struct StateFileTests {
         let sent = storm.finish()
         let rate = Double(sent.count) / 3
         // A write every 200 ms: about 15 in 3 s. The old debounce wrote none until the storm ended.
-        #expect(rate >= 20, "the storm sent \(sent.count) changes in 3 s")
+        #expect(rate >= 10, "a storm: the test sent only \(sent.count) changes in 3 s")
         #expect(seen.count >= 8, "the state file changed \(seen.count) times during a 3 s storm: \(seen.map(\.step))")
         let gaps = zip(seen.dropFirst(), seen).map { $0.time.timeIntervalSince($1.time) }
         #expect((gaps.max() ?? 0) < 0.6, "longest time between two writes during the storm: \(gaps.max() ?? 0) s")
