@@ -4,10 +4,12 @@ import CrosspointCore
 import CrosspointPipeWire
 import Glibc
 
-/// What a node remembers: it restores its saved state when it starts, saves every change
-/// (debounced, atomically), records the links people make to its ports, re-makes them when
-/// the peer appears again (a USB interface plugged back, a daemon restart) and forgets a link
-/// a person removes. Runs on the main loop, from the registry of the module's own connection.
+/// What a node remembers: it restores its saved state when it starts, saves its changes
+/// (atomically; every 200 ms while they keep coming; a failed save is retried, and the last
+/// changes are saved when the node goes), records the links people make to its ports, re-makes
+/// them when the peer appears again (a USB interface plugged back, a daemon restart) and
+/// forgets a link a person removes. Runs on the main loop, from the registry of the module's
+/// own connection.
 public final class NodeMemory {
     private let node: FilterNode
     private let store: StateStore?
@@ -33,12 +35,21 @@ public final class NodeMemory {
         self.core = core
         self.loop = loop
         self.keepLinks = keepLinks
-        store = persist ? StateStore(nodeName: node.configuration.nodeName) : nil
         let name = node.configuration.nodeName
+        var store: StateStore?
+        if persist {
+            do {
+                store = try StateStore(nodeName: name)
+            } catch {
+                Log.warn("\(name): \(error); this node runs without saving its state (state.persist is ignored)")
+            }
+        }
+        self.store = store
         if let store {
-            let (state, problem) = store.load(configured: node.configuration.mixer)
-            if let problem { Log.warn("\(name): \(problem); starting from the module arguments") }
-            if let state {
+            let loaded = store.load(configured: node.configuration.mixer)
+            if let note = loaded.note { Log.info("\(name): \(note)") }
+            if let problem = loaded.problem { Log.warn("\(name): \(problem); starting from the module arguments") }
+            if let state = loaded.state {
                 do {
                     try node.update { m throws(CrosspointError) in m = try Mixer(preset: state.mixer) }
                     links = keepLinks ? Set(state.links) : []
@@ -49,7 +60,7 @@ public final class NodeMemory {
             }
         }
         let data = Unmanaged.passUnretained(self).toOpaque()
-        saveTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).save() }, data)
+        saveTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).saveTimerFired() }, data)
         checkTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).settle() }, data)
         node.onChange = { [unowned self] _ in self.scheduleSave() }
         node.onPortRenamed = { [unowned self] old, new in self.portRenamed(from: old, to: new) }
@@ -65,7 +76,9 @@ public final class NodeMemory {
         if let checkTimer { cpshim_loop_destroy_source(loop, checkTimer) }
         saveTimer = nil
         checkTimer = nil
-        if dirty { save() }
+        if dirty, !save() {
+            Log.warn("\(node.configuration.nodeName): its last changes are not saved (\(lastFailure ?? "the save failed"))")
+        }
         node.onChange = nil
         node.onPortRenamed = nil
         registry = nil  // unhooks and destroys its proxy
@@ -78,23 +91,72 @@ public final class NodeMemory {
 
     // MARK: Saving
 
-    private var dirty = false
-
-    private func scheduleSave() {
-        guard store != nil, let saveTimer else { return }
-        dirty = true
-        _ = cpshim_loop_arm_timer(loop, saveTimer, 200)  // a storm of changes is one write
+    /// How long after a change the state is written: the first change of a quiet node arms
+    /// the timer, later ones do not push it back, so a steady stream of changes is written
+    /// every 200 ms and a burst is one write.
+    static let saveDelayMilliseconds: UInt64 = 200
+    /// A failed save is tried again after 1 s, 2 s, 4 s, then every 5 s, until it succeeds.
+    static func retryDelayMilliseconds(afterFailures failures: Int) -> UInt64 {
+        failures >= 4 ? 5000 : 1000 << UInt64(max(failures, 1) - 1)
     }
 
-    private func save() {
-        guard let store, dirty else { return }
-        dirty = false
+    /// Changes not yet on disk.
+    private var dirty = false
+    private var saveArmed = false
+    /// Saves that failed in a row, and the reasons already logged (each once).
+    private var failures = 0
+    private var lastFailure: String?
+    private var loggedFailures: Set<String> = []
+
+    private func scheduleSave() {
+        guard store != nil else { return }
+        dirty = true
+        armSave(after: NodeMemory.saveDelayMilliseconds)
+    }
+
+    /// Arms the save timer unless it is armed already (a pending write or retry stands).
+    private func armSave(after milliseconds: UInt64) {
+        guard !saveArmed, let saveTimer else { return }
+        saveArmed = cpshim_loop_arm_timer(loop, saveTimer, milliseconds) >= 0
+    }
+
+    private func saveTimerFired() {
+        saveArmed = false
+        if !save() { armSave(after: NodeMemory.retryDelayMilliseconds(afterFailures: failures)) }
+    }
+
+    /// Writes the state if it changed. A failure keeps it dirty (the caller retries) and is
+    /// logged once per distinct reason until a save succeeds again.
+    @discardableResult
+    private func save() -> Bool {
+        guard let store, dirty else { return true }
+        let name = node.configuration.nodeName
         let state = NodeState(
             configured: NodeState.fingerprint(node.configuration.mixer), mixer: node.mixer.preset,
             links: links.sorted { $0.description < $1.description })
-        do { try store.save(state) } catch {
-            Log.warn("\(node.configuration.nodeName): cannot save its state: \(error)")
+        var start = timespec(), end = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &start)
+        do {
+            try store.save(state)
+        } catch {
+            failures = min(failures + 1, 1_000_000)
+            let reason = error.description
+            lastFailure = reason
+            if loggedFailures.insert(reason).inserted {
+                Log.warn("\(name): cannot save its state: \(reason); keeps the changes and retries (after 1, 2, 4, then every 5 s), logging a reason once")
+            }
+            return false
         }
+        clock_gettime(CLOCK_MONOTONIC, &end)
+        dirty = false
+        if failures > 0 {
+            Log.warn("\(name): saved its state again, after \(failures) failed attempt\(failures == 1 ? "" : "s")")
+        }
+        failures = 0
+        lastFailure = nil
+        loggedFailures = []
+        Log.debug("\(name): saved its state in \((end.tv_sec - start.tv_sec) * 1000 + (end.tv_nsec - start.tv_nsec) / 1_000_000) ms")
+        return true
     }
 
     // MARK: Links

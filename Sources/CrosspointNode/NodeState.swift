@@ -49,18 +49,85 @@ public struct NodeState: Codable, Equatable, Sendable {
     }
 }
 
-/// Where a node's state lives: `$XDG_STATE_HOME/crosspoint/<node.name>/state.json`
-/// (`~/.local/state/...` without XDG_STATE_HOME). Writes are atomic: a temporary file,
-/// fsync, rename, fsync of the folder.
+/// Where a node's state lives, and how it is read and written.
+///
+/// The file is `$XDG_STATE_HOME/crosspoint/<folder>/state.json` (`~/.local/state/...` without
+/// XDG_STATE_HOME), where `<folder>` is the node's `node.name` made into one path component
+/// (`StateStore.folderName(for:)`): letters, digits, `-`, `_` and `.` stay as they are,
+/// every other byte of the name's UTF-8 (and a leading `.`) becomes `%XX`, so two names never
+/// share a folder and no name leaves `crosspoint/`.
+///
+/// Writes are atomic and never follow a symbolic link: a new temporary file created
+/// exclusively beside the state (`state.json.tmp-XXXXXXXX`, `O_EXCL|O_NOFOLLOW`), fsync, rename
+/// over `state.json`, fsync of the folder; a failed write removes its temporary file.
+/// Reads never block and never follow a link: `O_NONBLOCK|O_NOFOLLOW`, a regular file only,
+/// at most `maximumBytes`.
 public struct StateStore: Sendable {
+    /// The largest state file read (a 256 x 256 node's state is about 2 MB).
+    public static let maximumBytes = 16 << 20
+    /// The longest folder name most file systems take (NAME_MAX).
+    public static let maximumFolderBytes = 255
+
     public let directory: String
     public var file: String { directory + "/state.json" }
+    /// The folder earlier versions used for this name, when it differs from `directory` and
+    /// can be moved there unambiguously (see `folderName(for:)`).
+    let legacyDirectory: String?
 
-    public init(nodeName: String, environment: [String: String] = StateStore.environment()) {
-        let base = environment["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? ((environment["HOME"] ?? "/tmp") + "/.local/state")
-        let safeName = String(nodeName.map { $0 == "/" ? "_" : $0 })
-        directory = base + "/crosspoint/" + safeName
+    /// The store of the node named `nodeName`. Throws, naming the node, when the name cannot
+    /// name a folder (empty, `.`, `..`, or longer than `maximumFolderBytes` once encoded) or
+    /// there is no home to keep state in.
+    public init(nodeName: String, environment: [String: String] = StateStore.environment()) throws(StateError) {
+        let folder = try StateStore.folderName(for: nodeName)
+        let base = try StateStore.stateHome(environment) + "/crosspoint/"
+        directory = base + folder
+        // Before names were encoded, a name was its own folder ('/' made '_'). A name with no
+        // '/', '%' or NUL named its folder alone: that folder is moved over, once.
+        let unambiguous = !nodeName.utf8.contains { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "%") || $0 == 0 }
+        legacyDirectory = unambiguous && nodeName != folder ? base + nodeName : nil
+    }
+
+    /// `node.name` as one path component, injectively: the bytes of its UTF-8 in
+    /// `[A-Za-z0-9_.-]` stay (a leading `.` excepted), every other byte becomes `%XX`
+    /// (upper-case hex). `xp-main` and `studio_2` stay as they are, `a/b` is `a%2Fb`,
+    /// `.x` is `%2Ex`, `%` itself is `%25`. Refuses the names no folder should have.
+    public static func folderName(for nodeName: String) throws(StateError) -> String {
+        guard !nodeName.isEmpty else { throw StateError("an empty node.name cannot name a state folder") }
+        guard nodeName != ".", nodeName != ".." else {
+            throw StateError("node.name \(nodeName.debugDescription) cannot name a state folder")
+        }
+        let hex = Array("0123456789ABCDEF".utf8)
+        var encoded: [UInt8] = []
+        for (index, byte) in nodeName.utf8.enumerated() {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+                encoded.append(byte)
+            case UInt8(ascii: ".") where index > 0:
+                encoded.append(byte)
+            default:
+                encoded += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+            guard encoded.count <= maximumFolderBytes else {
+                throw StateError("node.name \(String(nodeName.prefix(40)).debugDescription)... is too long to name a state folder (more than \(maximumFolderBytes) bytes once encoded)")
+            }
+        }
+        return String(decoding: encoded, as: UTF8.self)
+    }
+
+    /// `$XDG_STATE_HOME` when it is an absolute path (the XDG spec ignores a relative one), else
+    /// `$HOME/.local/state`, else the home directory of the user in the password database.
+    static func stateHome(_ environment: [String: String]) throws(StateError) -> String {
+        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state" }
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        if getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let dir = entry.pw_dir {
+            let home = String(cString: dir)
+            if home.hasPrefix("/") { return home + "/.local/state" }
+        }
+        throw StateError("there is no XDG_STATE_HOME or HOME to keep the state in")
     }
 
     public static func environment() -> [String: String] {
@@ -69,58 +136,219 @@ public struct StateStore: Sendable {
         return result
     }
 
-    /// The saved state, nil if there is none. A file that cannot be read as a state, or that
-    /// was saved under other module arguments, is renamed aside (never deleted) and reported.
-    public func load(configured: Mixer) -> (state: NodeState?, problem: String?) {
-        guard let data = FileManager.default.contents(atPath: file) else { return (nil, nil) }
+    // MARK: Loading
+
+    /// What `load` found.
+    public struct Loaded {
+        /// The saved state, nil if there is none or it does not apply.
+        public var state: NodeState?
+        /// Why a file there was not used (it was moved aside), for a warning.
+        public var problem: String?
+        /// What else was done (a folder moved from where an earlier version kept it), for the log.
+        public var note: String?
+    }
+
+    /// The saved state. A file that cannot be read as a state (not a regular file, a symbolic
+    /// link, too large, not valid JSON, not a Crosspoint state) or that was saved under other
+    /// module arguments is renamed aside (never deleted) and reported. Temporary files a save
+    /// cut short (a killed daemon) are removed.
+    public func load(configured: Mixer) -> Loaded {
+        var result = Loaded()
+        result.note = moveLegacyFolder()
+        removeTemporaries()
+        let data: [UInt8]
+        switch read() {
+        case .missing: return result
+        case let .unusable(reason):
+            result.problem = setAside(reason)
+            return result
+        case let .contents(bytes): data = bytes
+        }
         do {
-            let state = try JSONDecoder().decode(NodeState.self, from: data)
+            let state = try JSONDecoder().decode(NodeState.self, from: Data(data))
             guard state.format == NodeState.formatTag, state.version == 1 else {
-                return (nil, setAside("it is not a Crosspoint state (format '\(state.format)', version \(state.version))"))
+                result.problem = setAside("it is not a Crosspoint state (format '\(state.format)', version \(state.version))")
+                return result
             }
             let expected = NodeState.fingerprint(configured)
             guard state.configured == expected else {
-                return (nil, setAside("it was saved for \(state.configured), the module arguments now say \(expected)"))
+                result.problem = setAside("it was saved for \(state.configured), the module arguments now say \(expected)")
+                return result
             }
             _ = try Mixer(preset: state.mixer)
-            return (state, nil)
+            result.state = state
         } catch let error as CrosspointError {
-            return (nil, setAside("\(error)"))
+            result.problem = setAside("\(error)")
         } catch {
-            return (nil, setAside("it cannot be read: \(error)"))
+            result.problem = setAside("it cannot be read: \(error)")
         }
+        return result
     }
 
+    private enum ReadResult {
+        case missing
+        case unusable(String)
+        case contents([UInt8])
+    }
+
+    /// Reads `state.json` without following a link or waiting on a FIFO or device.
+    private func read() -> ReadResult {
+        var fd: Int32
+        repeat { fd = open(file, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT { return .missing }
+            if error == ELOOP { return .unusable("it is a symbolic link, and a state file is only read from a regular file") }
+            return .unusable("it cannot be opened: \(StateStore.reason(error))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .unusable("it cannot be examined: \(StateStore.reason(errno))") }
+        let kind = info.st_mode & S_IFMT
+        guard kind == S_IFREG else {
+            let what = switch kind {
+            case S_IFDIR: "a directory"
+            case S_IFIFO: "a FIFO"
+            case S_IFCHR: "a character device"
+            case S_IFBLK: "a block device"
+            case S_IFSOCK: "a socket"
+            default: "not a regular file"
+            }
+            return .unusable("it is \(what), not a regular file")
+        }
+        let tooLarge = "it is larger than the \(StateStore.maximumBytes >> 20) MiB a state file may have"
+        guard info.st_size <= StateStore.maximumBytes else { return .unusable(tooLarge) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count <= StateStore.maximumBytes {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .unusable("it cannot be read: \(StateStore.reason(errno))")
+            }
+            bytes += chunk.prefix(count)
+        }
+        guard bytes.count <= StateStore.maximumBytes else { return .unusable(tooLarge) }
+        return .contents(bytes)
+    }
+
+    /// Renames `state.json` (whatever it is) to `state.json.bad-<seconds since 1970>`, with
+    /// `-2`, `-3` ... when that name is taken, and says so.
     private func setAside(_ reason: String) -> String {
         var stamp = timespec()
         clock_gettime(CLOCK_REALTIME, &stamp)
-        let aside = file + ".bad-\(stamp.tv_sec)"
-        let moved = rename(file, aside) == 0
-        return "ignored the saved state \(file): \(reason); " + (moved ? "kept it as \(aside)" : "could not move it aside")
+        var outcome = "could not move it aside: every name for it is taken"
+        var info = stat()
+        for attempt in 1...100 {
+            let aside = file + ".bad-\(stamp.tv_sec)" + (attempt == 1 ? "" : "-\(attempt)")
+            guard lstat(aside, &info) != 0 else { continue }  // taken
+            outcome = rename(file, aside) == 0 ? "kept it as \(aside)" : "could not move it aside: \(StateStore.reason(errno))"
+            break
+        }
+        return "ignored the saved state \(file): \(reason); \(outcome)"
     }
 
-    /// Writes the state atomically.
-    public func save(_ state: NodeState) throws {
+    /// Removes the temporary files of saves that did not finish (`state.json.tmp-*`, and the
+    /// `state.json.tmp` of earlier versions). `unlink` removes a link, never its target.
+    private func removeTemporaries() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix("state.json.tmp") { unlink(directory + "/" + name) }
+    }
+
+    /// Moves the folder an earlier version used for this name to where it belongs now, if
+    /// there is one and nothing is in the way.
+    private func moveLegacyFolder() -> String? {
+        guard let legacyDirectory else { return nil }
+        var info = stat()
+        guard lstat(legacyDirectory, &info) == 0, info.st_mode & S_IFMT == S_IFDIR,
+              lstat(directory, &info) != 0, errno == ENOENT else { return nil }
+        guard rename(legacyDirectory, directory) == 0 else {
+            return "could not move the state folder \(legacyDirectory) to \(directory): \(StateStore.reason(errno))"
+        }
+        return "moved the state folder \(legacyDirectory) to \(directory) (node names are encoded now)"
+    }
+
+    // MARK: Saving
+
+    /// Writes the state atomically. Throws a message naming the step and the system's reason;
+    /// nothing is left behind then (the old state stays as it was).
+    public func save(_ state: NodeState) throws(StateError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = try encoder.encode(state)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let temporary = file + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StateError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == data.count, synced else {
-            unlink(temporary)
-            throw StateError("cannot write \(temporary): \(String(cString: strerror(errno)))")
+        let data: Data
+        do { data = try encoder.encode(state) } catch { throw StateError("cannot encode the state for \(file): \(error)") }
+        try makeDirectory()
+        let (fd, temporary) = try createTemporary()
+        var replaced = false
+        defer { if !replaced { unlink(temporary) } }
+        var written = 0
+        var failure: Int32 = 0
+        data.withUnsafeBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            while written < bytes.count {
+                let count = write(fd, base + written, bytes.count - written)
+                if count > 0 {
+                    written += count
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    failure = count == 0 ? EIO : errno
+                    return
+                }
+            }
         }
+        if failure == 0, fsync(fd) != 0 { failure = errno }
+        if close(fd) != 0, failure == 0 { failure = errno }
+        guard failure == 0 else { throw StateError("cannot write \(file) (its temporary file): \(StateStore.reason(failure))") }
         guard rename(temporary, file) == 0 else {
-            throw StateError("cannot replace \(file): \(String(cString: strerror(errno)))")
+            throw StateError("cannot replace \(file): \(StateStore.reason(errno))")
         }
-        let dir = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dir >= 0 { fsync(dir); close(dir) }
+        replaced = true
+        StateStore.syncDirectory(directory)
     }
+
+    /// Makes the node's folder (and those above it) if it is missing; a new folder's entry is
+    /// flushed to disk too.
+    private func makeDirectory() throws(StateError) {
+        var info = stat()
+        if stat(directory, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw StateError("cannot save in \(directory): it is not a directory") }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StateError("cannot make the folder \(directory): \(error)")
+        }
+        if let slash = directory.lastIndex(of: "/") { StateStore.syncDirectory(String(directory[..<slash])) }
+    }
+
+    /// A new file beside the state, opened exclusively: never an existing file, never through
+    /// a symbolic link (`O_CREAT|O_EXCL` refuses both).
+    private func createTemporary() throws(StateError) -> (fd: Int32, path: String) {
+        let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+        var error: Int32 = EEXIST
+        for _ in 0..<100 {
+            let suffix = String(decoding: (0..<8).map { _ in letters.randomElement() ?? UInt8(ascii: "x") }, as: UTF8.self)
+            let path = file + ".tmp-" + suffix
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            if fd >= 0 { return (fd, path) }
+            error = errno
+            guard error == EEXIST || error == EINTR else { break }
+        }
+        throw StateError("cannot create a temporary file in \(directory): \(StateStore.reason(error))")
+    }
+
+    private static func syncDirectory(_ path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }
 }
 
 public struct StateError: Error, CustomStringConvertible {

@@ -134,8 +134,17 @@ final class Child {
         let argv = (["/usr/bin/env"] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for p in argv + envp { free(p) } }
+        // The test runner's threads block most signals, and a child inherits that mask: it
+        // would ignore the SIGTERM that stops it (dbus-daemon, wireplumber). Start it unblocked.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/usr/bin/env", &actions, nil, argv, envp)
+        let result = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, envp)
         guard result == 0 else { throw SandboxError("cannot start \(arguments): \(String(cString: strerror(result)))") }
         self.pid = pid
     }
