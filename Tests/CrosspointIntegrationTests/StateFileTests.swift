@@ -1,5 +1,5 @@
 import CrosspointCore
-import CrosspointPipeWire
+import CrosspointNode
 import Foundation
 import Testing
 
