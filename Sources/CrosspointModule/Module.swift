@@ -39,10 +39,9 @@ final class ModuleInstance {
             throw error
         }
         self.node = node
-        if configuration.persistState || configuration.rememberLinks {
-            memory = NodeMemory(node: node, core: core, loop: pw_context_get_main_loop(context),
-                                persist: configuration.persistState, keepLinks: configuration.rememberLinks)
-        }
+        // Always: besides the state file and remembered links, it keeps a renamed port's links.
+        memory = NodeMemory(node: node, core: core, loop: pw_context_get_main_loop(context),
+                            persist: configuration.persistState, keepLinks: configuration.rememberLinks)
         let data = Unmanaged.passUnretained(self).toOpaque()
         cpshim_core_add_listener(core, coreListener, ModuleInstance.coreEvents, data)
         pw_proxy_add_listener(core, proxyListener, ModuleInstance.proxyEvents, data)

@@ -34,8 +34,12 @@ public final class FilterNode {
     public var onError: ((String) -> Void)?
     /// Called on the main loop after every accepted change of the mixer.
     public var onChange: ((Mixer) -> Void)?
-    /// Called when a live port is renamed: its old and new `port.name`.
-    public var onPortRenamed: ((String, String) -> Void)?
+    /// Called when live ports are renamed: each old and new `port.name`. The new ports exist,
+    /// the old ones still play; the callee links the new ones like the old ones, then calls
+    /// `finishReplacements`. With no callee, the replacement finishes at once.
+    public var onPortsReplacing: (([(old: String, new: String)]) -> Void)?
+    /// Called when ports the node no longer has are removed (a smaller count): their `port.name`s.
+    public var onPortsRemoved: (([String]) -> Void)?
 
     /// Creates the filter on `core` and connects it. `core` must outlive the node.
     public init(core: OpaquePointer, configuration: NodeConfiguration) throws(NodeError) {
@@ -145,16 +149,25 @@ public final class FilterNode {
     /// Brings ports and renderer in line with `mixer`.
     private func syncPorts() {
         guard filter != nil else { return }
-        // Surviving ports whose channel was renamed (input.position / output.position).
+        // Surviving ports whose channel was renamed (input.position / output.position) get a
+        // new port object under the new name: registry readers (pw-link, Helvum, qpwgraph) only
+        // ever see a port's first name. The old port keeps playing until the new one is
+        // linked to the same peers (`finishReplacements`), then goes.
+        finishReplacements()
         for i in 0..<min(inputPorts.count, mixer.inputs) where inputPortChannels[i] != mixer.inputChannels[i] {
-            rename(inputPorts[i], "in", mixer.inputChannels[i])
-            onPortRenamed?("in_" + inputPortChannels[i], "in_" + mixer.inputChannels[i])
+            replace(.input, index: i, from: inputPortChannels[i], to: mixer.inputChannels[i])
             inputPortChannels[i] = mixer.inputChannels[i]
         }
         for j in 0..<min(outputPorts.count, mixer.outputs) where outputPortChannels[j] != mixer.outputChannels[j] {
-            rename(outputPorts[j], "out", mixer.outputChannels[j])
-            onPortRenamed?("out_" + outputPortChannels[j], "out_" + mixer.outputChannels[j])
+            replace(.output, index: j, from: outputPortChannels[j], to: mixer.outputChannels[j])
             outputPortChannels[j] = mixer.outputChannels[j]
+        }
+        if !replacements.isEmpty {
+            if let onPortsReplacing {
+                onPortsReplacing(replacements.map { ($0.oldName, $0.newName) })
+            } else {
+                finishReplacements()
+            }
         }
         var added = false
         while inputPorts.count < mixer.inputs {
@@ -203,14 +216,18 @@ public final class FilterNode {
     /// remove them from the filter (which also destroys their links).
     private func removeLeavingPorts() {
         removalArmedFor = nil
+        finishReplacements()
         let goneInputs = inputPorts.dropFirst(mixer.inputs), goneOutputs = outputPorts.dropFirst(mixer.outputs)
         guard !goneInputs.isEmpty || !goneOutputs.isEmpty else { return }
+        let goneNames = inputPortChannels.dropFirst(mixer.inputs).map { "in_" + $0 }
+            + outputPortChannels.dropFirst(mixer.outputs).map { "out_" + $0 }
         inputPorts.removeLast(goneInputs.count)
         outputPorts.removeLast(goneOutputs.count)
         inputPortChannels.removeLast(goneInputs.count)
         outputPortChannels.removeLast(goneOutputs.count)
         swapPortTable()
         for port in goneInputs + goneOutputs { if let port { pw_filter_remove_port(port) } }
+        onPortsRemoved?(goneNames)
         engine.replace(with: mixer)
         publish()
     }
@@ -230,11 +247,43 @@ public final class FilterNode {
         return pw_filter_add_port(filter, direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
     }
 
-    /// Gives a live port a new channel name; its links stay.
-    private func rename(_ port: UnsafeMutableRawPointer?, _ prefix: String, _ channel: String) {
-        guard let filter, let port, let p = UnsafeMutablePointer<pw_properties>(portProperties(prefix, channel)) else { return }
-        pw_filter_update_properties(filter, port, &p.pointee.dict)
-        pw_properties_free(p)
+    /// A port being replaced by one under a new name.
+    private struct Replacement {
+        let direction: Direction
+        let index: Int
+        let old: UnsafeMutableRawPointer?
+        let new: UnsafeMutableRawPointer?
+        let oldName: String
+        let newName: String
+    }
+
+    enum Direction { case input, output }
+
+    /// Ports whose replacements exist but do not play yet.
+    private var replacements: [Replacement] = []
+
+    private func replace(_ direction: Direction, index: Int, from oldChannel: String, to newChannel: String) {
+        let prefix = direction == .input ? "in" : "out"
+        let old = direction == .input ? inputPorts[index] : outputPorts[index]
+        let new = addPort(direction == .input ? SPA_DIRECTION_INPUT : SPA_DIRECTION_OUTPUT, prefix, newChannel)
+        replacements.append(Replacement(direction: direction, index: index, old: old, new: new,
+                                        oldName: "\(prefix)_\(oldChannel)", newName: "\(prefix)_\(newChannel)"))
+    }
+
+    /// The new ports take over (the data thread swaps to them) and the old ones go, with their
+    /// links. Called once the new ports are linked like the old ones, or at once.
+    public func finishReplacements() {
+        guard !replacements.isEmpty else { return }
+        let done = replacements
+        replacements = []
+        for r in done {
+            switch r.direction {
+            case .input: inputPorts[r.index] = r.new
+            case .output: outputPorts[r.index] = r.new
+            }
+        }
+        swapPortTable()
+        for r in done { if let old = r.old { pw_filter_remove_port(old) } }
     }
 
     /// Gives the data thread a new port table, synchronously on the data loop (so that the

@@ -19,6 +19,7 @@ public final class NodeMemory {
     private var registry: Registry?
     private var saveTimer: UnsafeMutablePointer<spa_source>?
     private var checkTimer: UnsafeMutablePointer<spa_source>?
+    private var renameTimer: UnsafeMutablePointer<spa_source>?
 
     private(set) public var links: Set<RememberedLink> = []
     private var nodes: [UInt32: String] = [:]                       // id -> node.name
@@ -53,6 +54,7 @@ public final class NodeMemory {
                 do {
                     try node.update { m throws(CrosspointError) in m = try Mixer(preset: state.mixer) }
                     links = keepLinks ? Set(state.links) : []
+                    forgetLongAbsent()
                     Log.info("\(name): restored its state from \(store.file)")
                 } catch {
                     Log.warn("\(name): the saved state does not apply (\(error)); starting from the module arguments")
@@ -63,24 +65,28 @@ public final class NodeMemory {
         saveTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).saveTimerFired() }, data)
         checkTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).settle() }, data)
         node.onChange = { [unowned self] _ in self.scheduleSave() }
-        node.onPortRenamed = { [unowned self] old, new in self.portRenamed(from: old, to: new) }
-        if keepLinks {
-            registry = Registry(core: core, onAdded: { [unowned self] in self.globalAdded($0) },
-                                onRemoved: { [unowned self] in self.globalRemoved(id: $0) })
-        }
+        renameTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).finishRenames() }, data)
+        node.onPortsReplacing = { [unowned self] in self.portsReplacing($0) }
+        node.onPortsRemoved = { [unowned self] in self.portsRemoved($0) }
+        // The registry is watched even without state.links: a renamed port's links follow it.
+        registry = Registry(core: core, onAdded: { [unowned self] in self.globalAdded($0) },
+                            onRemoved: { [unowned self] in self.globalRemoved(id: $0) })
     }
 
     /// Saves what is pending and lets go of the registry and the timers.
     public func destroy() {
         if let saveTimer { cpshim_loop_destroy_source(loop, saveTimer) }
         if let checkTimer { cpshim_loop_destroy_source(loop, checkTimer) }
+        if let renameTimer { cpshim_loop_destroy_source(loop, renameTimer) }
         saveTimer = nil
         checkTimer = nil
+        renameTimer = nil
         if dirty, !save() {
             Log.warn("\(node.configuration.nodeName): its last changes are not saved (\(lastFailure ?? "the save failed"))")
         }
         node.onChange = nil
-        node.onPortRenamed = nil
+        node.onPortsReplacing = nil
+        node.onPortsRemoved = nil
         registry = nil  // unhooks and destroys its proxy
         dropRequests { _ in true }
     }
@@ -131,6 +137,7 @@ public final class NodeMemory {
     private func save() -> Bool {
         guard let store, dirty else { return true }
         let name = node.configuration.nodeName
+        forgetLongAbsent()
         let state = NodeState(
             configured: NodeState.fingerprint(node.configuration.mixer), mixer: node.mixer.preset,
             links: links.sorted { $0.description < $1.description })
@@ -184,14 +191,23 @@ public final class NodeMemory {
         case "PipeWire:Interface:Port":
             guard let name = value("port.name"), let owner = value("node.id").flatMap({ UInt32($0) }) else { return }
             ports[id] = (owner, name)
+            if owner == ourID { linkRenamed(port: id, name: name) }
             relink()
         case "PipeWire:Interface:Link":
             guard let output = value("link.output.port").flatMap({ UInt32($0) }),
                   let input = value("link.input.port").flatMap({ UInt32($0) }) else { return }
             live[id] = (output, input)
             dropRequests { $0.output == output && $0.input == input }
-            if let link = remembered(output: output, input: input), links.insert(link).inserted {
-                Log.debug("\(node.configuration.nodeName): remembers \(link)")
+            if !renames.isEmpty {
+                renameLinks.removeAll { $0.output == output && $0.input == input }
+                if renameLinks.isEmpty && renames.allSatisfy({ $0.value.seen }) { finishRenames() }
+            }
+            if keepLinks, var link = remembered(output: output, input: input) {
+                link.seen = NodeMemory.now()
+                if links.update(with: link) == nil {
+                    Log.debug("\(node.configuration.nodeName): remembers \(link)")
+                    forgetLongAbsent()
+                }
                 scheduleSave()
             }
         default:
@@ -202,7 +218,11 @@ public final class NodeMemory {
     private func globalRemoved(id: UInt32) {
         if let link = live.removeValue(forKey: id) {
             // Whether a person removed it or its peer went away shows once the dust settles.
-            if let remembered = remembered(output: link.output, input: link.input) {
+            if var remembered = remembered(output: link.output, input: link.input) {
+                if links.contains(remembered) {
+                    remembered.seen = NodeMemory.now()  // live until now
+                    links.update(with: remembered)
+                }
                 removedLinks.append((remembered, link.output, link.input))
                 if let checkTimer { _ = cpshim_loop_arm_timer(loop, checkTimer, 300) }
             }
@@ -211,17 +231,90 @@ public final class NodeMemory {
         nodes.removeValue(forKey: id)
     }
 
-    /// One of our ports got a new name in place: the registry does not say so, so follow it here.
-    private func portRenamed(from old: String, to new: String) {
-        if let id = portID(node: ourID, name: old) { ports[id] = (ports[id]!.node, new) }
-        let renamed = links.filter { $0.port == old }
-        guard !renamed.isEmpty else { return }
-        for var link in renamed {
-            links.remove(link)
-            link.port = new
-            links.insert(link)
+    // MARK: Renamed and removed ports
+
+    /// Renames under way: new port name -> the peers the old port was linked to (peer port id,
+    /// whether our port is the output), and whether the new port has been announced.
+    private var renames: [String: (peers: [(peer: UInt32, oursIsOutput: Bool)], seen: Bool)] = [:]
+    /// Links asked for a renamed port and not yet announced.
+    private var renameLinks: [(output: UInt32, input: UInt32)] = []
+
+    /// Ports are being replaced by ports of new names: note the old ones' peers, rename the
+    /// remembered links, and link each new port like its old one as soon as it is announced.
+    private func portsReplacing(_ pairs: [(old: String, new: String)]) {
+        for (old, new) in pairs {
+            var peers: [(peer: UInt32, oursIsOutput: Bool)] = []
+            if let oldID = portID(node: ourID, name: old) {
+                for link in live.values {
+                    if link.output == oldID { peers.append((link.input, true)) }
+                    if link.input == oldID { peers.append((link.output, false)) }
+                }
+            }
+            renames[new] = (peers, false)
+            let renamed = links.filter { $0.port == old }
+            for var link in renamed {
+                links.remove(link)
+                link.port = new
+                links.insert(link)
+            }
+            if !renamed.isEmpty { scheduleSave() }
         }
+        // Whatever happens, the new ports play within a second.
+        if let renameTimer { _ = cpshim_loop_arm_timer(loop, renameTimer, 1000) }
+    }
+
+    /// A port of ours was announced: if it replaces a renamed one, link it to the same peers.
+    private func linkRenamed(port id: UInt32, name: String) {
+        guard let rename = renames[name], !rename.seen else { return }
+        renames[name] = (rename.peers, true)
+        for (peer, oursIsOutput) in rename.peers {
+            guard let ourNode = ourID, let peerNode = ports[peer]?.node else { continue }
+            let (output, input) = oursIsOutput ? (id, peer) : (peer, id)
+            let (outputNode, inputNode) = oursIsOutput ? (ourNode, peerNode) : (peerNode, ourNode)
+            guard let proxy = Link.create(on: core, outputNode: outputNode, outputPort: output,
+                                          inputNode: inputNode, inputPort: input) else { continue }
+            requested.append((output, input, proxy))
+            renameLinks.append((output, input))
+        }
+        if renameLinks.isEmpty && renames.allSatisfy({ $0.value.seen }) { finishRenames() }
+    }
+
+    /// The new ports take over; the old ones go (with their links).
+    private func finishRenames() {
+        if let renameTimer { _ = cpshim_loop_arm_timer(loop, renameTimer, 0) }
+        renames = [:]
+        renameLinks = []
+        node.finishReplacements()
+    }
+
+    /// The node removed ports (a person made it smaller): their links are forgotten, so a
+    /// channel added later under the same name starts unlinked.
+    private func portsRemoved(_ names: [String]) {
+        let gone = links.filter { names.contains($0.port) }
+        guard !gone.isEmpty else { return }
+        links.subtract(gone)
+        Log.debug("\(node.configuration.nodeName): forgets \(gone.count) links of removed ports")
         scheduleSave()
+    }
+
+    /// Remembered links whose peer is absent, beyond `absentLimit`, are forgotten, the longest
+    /// absent first: short-lived streams (a pw-cat per run) never come back.
+    static let absentLimit = 64
+
+    @discardableResult
+    private func forgetLongAbsent() -> Bool {
+        let absent = links.filter { peerPortID($0) == nil }
+        guard absent.count > NodeMemory.absentLimit else { return false }
+        let oldest = absent.sorted { ($0.seen ?? 0) < ($1.seen ?? 0) }.prefix(absent.count - NodeMemory.absentLimit)
+        links.subtract(oldest)
+        Log.debug("\(node.configuration.nodeName): forgets \(oldest.count) links of long-absent peers")
+        return true
+    }
+
+    static func now() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return Int64(t.tv_sec)
     }
 
     /// A removed link whose two ports (the very same port objects) still exist was removed by a
@@ -237,6 +330,7 @@ public final class NodeMemory {
                 scheduleSave()
             }
         }
+        if forgetLongAbsent() { scheduleSave() }
         relink()
     }
 

@@ -5,19 +5,34 @@ import Glibc
 
 /// A link a person made to one of the node's ports, by names that survive a replug or a
 /// restart: our port's `port.name`, the peer's `node.name` and `port.name`.
+/// Two records are the same link whatever their `seen` time.
 public struct RememberedLink: Codable, Hashable, Sendable, CustomStringConvertible {
     public var port: String
     public var peerNode: String
     public var peerPort: String
+    /// When the link was last live (seconds since 1970); absent links are forgotten oldest
+    /// first beyond `NodeMemory.absentLimit`. Nil in states saved before it was kept.
+    public var seen: Int64?
 
     enum CodingKeys: String, CodingKey {
-        case port, peerNode = "peer.node", peerPort = "peer.port"
+        case port, peerNode = "peer.node", peerPort = "peer.port", seen
     }
 
-    public init(port: String, peerNode: String, peerPort: String) {
+    public init(port: String, peerNode: String, peerPort: String, seen: Int64? = nil) {
         self.port = port
         self.peerNode = peerNode
         self.peerPort = peerPort
+        self.seen = seen
+    }
+
+    public static func == (a: RememberedLink, b: RememberedLink) -> Bool {
+        a.port == b.port && a.peerNode == b.peerNode && a.peerPort == b.peerPort
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(port)
+        hasher.combine(peerNode)
+        hasher.combine(peerPort)
     }
 
     public var description: String {

@@ -397,7 +397,7 @@ struct CommandLineTests {
         for (name, text) in [("rows3.txt", "1 0\n0 1\n1 1\n"), ("word.txt", "1 zero\n0 1\n"), ("big.txt", "1 0\n0 11\n"),
                              ("notjson.json", "{ nope"), ("wrongkind.json", #"{"format": "other", "version": 1, "inputs": 2, "outputs": 2, "matrix": [[1, 0], [0, 1]]}"#),
                              ("cell.json", #"{"format": "crosspoint-preset", "version": 1, "inputs": 2, "outputs": 2, "matrix": [[1, 0], [0, "x"]]}"#)] {
-            try text.write(toFile: "\(directory)/\(name)", atomically: true, encoding: .utf8)
+            try text.write(toFile: "\(directory)/\(name)", atomically: false, encoding: .utf8)
         }
         let snapshot = { () throws -> [String: NSDictionary] in
             try ["xp-cli", "xp-show", "xp-3x1"].reduce(into: [:]) { $0[$1] = NSDictionary(dictionary: try sandbox.props($1)) }

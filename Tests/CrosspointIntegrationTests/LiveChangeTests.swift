@@ -14,7 +14,7 @@ struct LiveChangeTests {
 
     init() throws {
         let conf = NSTemporaryDirectory() + "crosspoint-live-\(getpid()).conf"
-        try LiveChangeTests.dropIn.write(toFile: conf, atomically: true, encoding: .utf8)
+        try LiveChangeTests.dropIn.write(toFile: conf, atomically: false, encoding: .utf8)
         sandbox = try Sandbox(dropIns: [conf])
         _ = try sandbox.waitFor("xp-live") { $0.nodeID("xp-live") != nil }
     }
@@ -22,7 +22,7 @@ struct LiveChangeTests {
     /// Runs `pw-cli` once with many commands on its standard input (one process, not one per call).
     func pwCliBatch(_ commands: [String]) throws {
         let file = NSTemporaryDirectory() + "crosspoint-batch-\(getpid()).txt"
-        try (commands.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        try (commands.joined(separator: "\n") + "\n").write(toFile: file, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: file) }
         let result = sandbox.shell("pw-cli < '\(file)' > /dev/null", timeout: 60)
         #expect(result.succeeded, "pw-cli batch: \(result.stderr)")

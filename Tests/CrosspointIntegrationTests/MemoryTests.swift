@@ -14,7 +14,7 @@ struct MemoryTests {
 
     init() throws {
         let conf = NSTemporaryDirectory() + "crosspoint-memory-\(getpid()).conf"
-        try MemoryTests.dropIn.write(toFile: conf, atomically: true, encoding: .utf8)
+        try MemoryTests.dropIn.write(toFile: conf, atomically: false, encoding: .utf8)
         sandbox = try Sandbox(dropIns: [conf])
         _ = try sandbox.waitFor("the nodes") { $0.nodeID("xp-mem") != nil && $0.nodeID("xp-forgetful") != nil }
     }
@@ -108,7 +108,7 @@ struct MemoryTests {
         try setParam("xp-mem", #"{ params = [ "matrix.0.1" 0.75 ] }"#)
         usleep(600_000)
         let saved = try String(contentsOfFile: stateFile, encoding: .utf8)
-        try String(saved.prefix(saved.count / 2)).write(toFile: stateFile, atomically: true, encoding: .utf8)
+        try String(saved.prefix(saved.count / 2)).write(toFile: stateFile, atomically: false, encoding: .utf8)
         try sandbox.restartDaemon()
         let graph = try sandbox.waitFor("xp-mem after the restart") { $0.nodeID("xp-mem") != nil }
         #expect(sandbox.float(graph.params(of: "xp-mem")["matrix.0.1"]) == 0, "starts from its arguments")

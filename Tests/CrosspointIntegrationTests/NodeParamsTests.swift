@@ -130,6 +130,12 @@ struct NodeParamsTests {
             (#"{ params = [ "outputs" 9.3e18 ] }"#, "outputs: must be a whole number from 1 to 256, got 9.3e+18"),
             (#"{ params = [ "channel-map" [ 1e20 0 ] ] }"#, "channel-map: 1e+20 in the list is not a whole number"),
             (#"{ params = [ "channel-map" [ -1e20 0 ] ] }"#, "channel-map: -1e+20 in the list is not a whole number"),
+            // Indices are plain numbers; channel names ASCII.
+            (#"{ params = [ "matrix.-0.0" 0.5 ] }"#, "matrix.-0.0: input: '-0' is not an index"),
+            (#"{ params = [ "matrix.00.0" 0.5 ] }"#, "matrix.00.0: input: '00' is not an index"),
+            (#"{ params = [ "matrix.0.+1" 0.5 ] }"#, "matrix.0.+1: output: '+1' is not an index"),
+            (#"{ params = [ "input.position" [ "A" "Ä" "C" "D" ] ] }"#, "'Ä' is not a channel name"),
+            (#"{ params = [ "output.position" [ "A" "2" "C" ] ] }"#, "'2' is a number"),
         ]
         for (json, mention) in bad {
             try setParam("xp-4x3", json)
@@ -178,9 +184,14 @@ struct ModuleArgumentTests {
             { name = libpipewire-module-crosspoint args = { node.name = "xp-huge3" outputs = 1e20 } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-huge4" inputs = 99999999999999999999 } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-huge5" channel-map = [ 1e20 0 ] } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-rows" matrix = [ \(String(repeating: "[ 1 ] ", count: 300))] } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-empty" output.position = [ ] } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-novalue" inputs = } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-twice" inputs = 2 inputs = 3 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-umlaut" input.position = [ FL "FÄ" ] } flags = [ nofail ] }
             { name = libpipewire-module-crosspoint args = { node.name = "xp-good" } }
         ]
-        """.write(toFile: conf, atomically: true, encoding: .utf8)
+        """.write(toFile: conf, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: conf) }
         let sandbox = try Sandbox(dropIns: [conf])
         defer { sandbox.stop() }
@@ -199,6 +210,13 @@ struct ModuleArgumentTests {
         }
         #expect(log.contains("argument 'outputs'") && log.contains("argument 'channel-map'"), "\(log)")
         for k in 1...5 { #expect(graph.nodeID("xp-huge\(k)") == nil) }
+        // Each error names the argument the person wrote.
+        #expect(log.contains("argument 'matrix': gives 300 inputs; a node has 1 to 256"), "\(log)")
+        #expect(log.contains("argument 'output.position': gives 0 outputs; a node has 1 to 256"), "\(log)")
+        #expect(log.contains("argument 'inputs': has no value"), "\(log)")
+        #expect(log.contains("argument 'inputs': is given twice"), "\(log)")
+        #expect(log.contains("argument 'input.position': input.position: 'FÄ' is not a channel name"), "\(log)")
+        for name in ["xp-rows", "xp-empty", "xp-novalue", "xp-twice", "xp-umlaut"] { #expect(graph.nodeID(name) == nil) }
         #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded)
     }
 

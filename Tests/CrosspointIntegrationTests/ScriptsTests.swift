@@ -31,6 +31,18 @@ struct ScriptsTests {
         defer { sandbox.stop() }
         _ = try sandbox.waitFor("the installed node") { $0.nodeID("crosspoint") != nil }
 
+        // Both are self-contained: no Swift runtime to find, no RUNPATH into a toolchain, and the
+        // command runs with nothing but the system's libraries in reach.
+        for binary in [files[0], files[2]] {
+            let dynamic = Sandbox.run(["readelf", "-d", binary], environment: environment).stdout
+            #expect(!dynamic.contains("swift") && !dynamic.contains("/opt"), "\(binary): \(dynamic)")
+            let needs = Sandbox.run(["ldd", binary], environment: environment).stdout
+            #expect(!needs.contains("libswift") && !needs.contains("not found") && !needs.contains("Foundation"), "\(binary): \(needs)")
+        }
+        let bare = ["PATH": "/usr/bin:/bin", "HOME": home, "XDG_RUNTIME_DIR": sandbox.environment["XDG_RUNTIME_DIR"] ?? ""]
+        let listed = Sandbox.run([files[2], "list"], environment: bare)
+        #expect(listed.succeeded && listed.stdout.contains("crosspoint"), "the installed command, bare: \(listed.stdout) \(listed.stderr)")
+
         let removed = Sandbox.run(["bash", script, "--uninstall", "--user"], environment: environment, timeout: 60)
         #expect(removed.succeeded, "\(removed.stderr)")
         for file in files { #expect(!FileManager.default.fileExists(atPath: file), "\(file) is still there") }

@@ -12,7 +12,7 @@ struct StateFileTests {
     static func dropIn(_ nodes: [String], extra: String = "inputs = 2 outputs = 2 ramp.ms = 0") throws -> String {
         let conf = NSTemporaryDirectory() + "crosspoint-statefile-\(getpid())-\(UInt32.random(in: 0..<UInt32.max)).conf"
         let modules = nodes.map { "    { name = libpipewire-module-crosspoint args = { node.name = \($0.debugDescription) \(extra) } }" }
-        try ("context.modules = [\n" + modules.joined(separator: "\n") + "\n]\n").write(toFile: conf, atomically: true, encoding: .utf8)
+        try ("context.modules = [\n" + modules.joined(separator: "\n") + "\n]\n").write(toFile: conf, atomically: false, encoding: .utf8)
         return conf
     }
 
@@ -296,7 +296,7 @@ struct StateFileTests {
             + "acknowledged changes lost: max \(lost.max() ?? 0), mean \(String(format: "%.1f", Double(lost.reduce(0, +)) / Double(max(lost.count, 1))))"
         print(summary)
         if let out = ProcessInfo.processInfo.environment["CROSSPOINT_STRESS_REPORT"] {
-            try (summary + "\nlags ms: \(lags.map { Int($0) })\nlost: \(lost)\n").write(toFile: out, atomically: true, encoding: .utf8)
+            try (summary + "\nlags ms: \(lags.map { Int($0) })\nlost: \(lost)\n").write(toFile: out, atomically: false, encoding: .utf8)
         }
     }
 }
