@@ -81,13 +81,6 @@ public final class PipeWireClient {
         }
     }
 
-    /// Takes the errors reported for proxy `id`, leaving the others.
-    func takeErrors(for id: UInt32) -> [String] {
-        let mine = errors.filter { $0.id == id }.map(\.message)
-        errors.removeAll { $0.id == id }
-        return mine
-    }
-
     private static func client(_ data: UnsafeMutableRawPointer?) -> PipeWireClient {
         Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue()
     }

@@ -74,7 +74,8 @@ public struct ChannelMap: Equatable, Hashable, Sendable, CustomStringConvertible
 }
 
 extension Substring {
-    func trimmingSpaces() -> Substring {
+    /// Without leading and trailing white space.
+    public func trimmingSpaces() -> Substring {
         var s = self
         while let c = s.first, c.isWhitespace { s.removeFirst() }
         while let c = s.last, c.isWhitespace { s.removeLast() }

@@ -131,7 +131,8 @@ public struct Preset: Codable, Equatable, Sendable {
     }
 
     /// The shortest Double that prints and reads back as the same Float.
-    static func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
+    /// The shortest decimal that reads back as the same Float (`0.3`, not `0.30000001192092896`).
+    public static func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
 }
 
 extension Mixer {
