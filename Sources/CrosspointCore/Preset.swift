@@ -130,7 +130,6 @@ public struct Preset: Codable, Equatable, Sendable {
         return differences.isEmpty ? nil : differences.joined(separator: "; ")
     }
 
-    /// The shortest Double that prints and reads back as the same Float.
     /// The shortest decimal that reads back as the same Float (`0.3`, not `0.30000001192092896`).
     public static func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
 }
@@ -169,5 +168,69 @@ extension Mixer {
         try next.setMatrix(rows: preset.matrix)
         try next.setRamp(milliseconds: preset.rampMilliseconds)
         self = next
+    }
+}
+
+// MARK: JSON
+
+extension Preset {
+    /// The keys of a preset, in the order they are written.
+    public static let keys = [
+        "format", "version", "inputs", "outputs", "input.position", "output.position", "gain.master", "mute.master",
+        "gain.in", "mute.in", "gain.out", "mute.out", "matrix", "ramp.ms",
+    ]
+
+    /// The preset as JSON (the file `crosspoint save` writes, the `mixer` of a state file).
+    public var json: JSONValue {
+        .object([
+            ("format", .string(format)), ("version", .number(Double(version))),
+            ("inputs", .number(Double(inputs))), ("outputs", .number(Double(outputs))),
+            ("input.position", .array(inputChannels.map(JSONValue.string))),
+            ("output.position", .array(outputChannels.map(JSONValue.string))),
+            ("gain.master", .number(masterGain)), ("mute.master", .bool(masterMute)),
+            ("gain.in", .array(inputGains.map(JSONValue.number))), ("mute.in", .array(inputMutes.map(JSONValue.bool))),
+            ("gain.out", .array(outputGains.map(JSONValue.number))), ("mute.out", .array(outputMutes.map(JSONValue.bool))),
+            ("matrix", .array(matrix.map { .array($0.map(JSONValue.number)) })),
+            ("ramp.ms", .number(rampMilliseconds)),
+        ])
+    }
+
+    /// Reads a preset from JSON: `format`, `version`, `inputs`, `outputs` and `matrix` are
+    /// required, the rest default as the type's documentation says; an unknown key, a value of
+    /// the wrong type or a list longer than a node can have is refused, naming the key. The
+    /// shape is checked by `validateShape` (and so by `Mixer(preset:)`).
+    public init(json: JSONValue, what: String = "preset") throws(CrosspointError) {
+        let m = try json.members(of: what, known: Preset.keys)
+        func required(_ key: String) throws(CrosspointError) -> JSONValue {
+            guard let value = m[key] else { throw .invalidValue(key: key, reason: "is missing from the \(what)") }
+            return value
+        }
+        let limit = Mixer.channelLimit.upperBound
+        format = try required("format").string("format")
+        version = try required("version").int("version")
+        inputs = try required("inputs").int("inputs")
+        outputs = try required("outputs").int("outputs")
+        matrix = try required("matrix").list("matrix", limit: limit) { row, key throws(CrosspointError) in
+            try row.list(key, limit: limit) { v, k throws(CrosspointError) in try v.double(k) }
+        }
+        let (n, m2) = (min(max(inputs, 0), limit), min(max(outputs, 0), limit))
+        func names(_ key: String, _ count: Int) throws(CrosspointError) -> [String] {
+            try m[key]?.list(key, limit: limit) { v, k throws(CrosspointError) in try v.string(k) } ?? Mixer.defaultChannels(count: count)
+        }
+        func doubles(_ key: String, _ count: Int, _ fill: Double) throws(CrosspointError) -> [Double] {
+            try m[key]?.list(key, limit: limit) { v, k throws(CrosspointError) in try v.double(k) } ?? Array(repeating: fill, count: count)
+        }
+        func bools(_ key: String, _ count: Int) throws(CrosspointError) -> [Bool] {
+            try m[key]?.list(key, limit: limit) { v, k throws(CrosspointError) in try v.bool(k) } ?? Array(repeating: false, count: count)
+        }
+        inputChannels = try names("input.position", n)
+        outputChannels = try names("output.position", m2)
+        masterGain = try m["gain.master"]?.double("gain.master") ?? 1
+        masterMute = try m["mute.master"]?.bool("mute.master") ?? false
+        inputGains = try doubles("gain.in", n, 1)
+        inputMutes = try bools("mute.in", n)
+        outputGains = try doubles("gain.out", m2, 1)
+        outputMutes = try bools("mute.out", m2)
+        rampMilliseconds = try m["ramp.ms"]?.double("ramp.ms") ?? Mixer.defaultRampMilliseconds
     }
 }

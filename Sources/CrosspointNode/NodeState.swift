@@ -1,6 +1,5 @@
 import CrosspointCore
 import CrosspointPipeWire
-import FoundationEssentials
 import Glibc
 
 /// A link a person made to one of the node's ports, by names that survive a replug or a
@@ -56,6 +55,43 @@ public struct NodeState: Codable, Equatable, Sendable {
         self.configured = configured
         self.mixer = mixer
         self.links = links
+    }
+
+    /// The state as the file holds it.
+    public var json: JSONValue {
+        .object([
+            ("format", .string(format)), ("version", .number(Double(version))), ("configured", .string(configured)),
+            ("mixer", mixer.json),
+            ("links", .array(links.map { link in
+                var pairs: [(String, JSONValue)] = [
+                    ("port", .string(link.port)), ("peer.node", .string(link.peerNode)), ("peer.port", .string(link.peerPort)),
+                ]
+                if let seen = link.seen { pairs.append(("seen", .number(Double(seen)))) }
+                return .object(pairs)
+            })),
+        ])
+    }
+
+    /// Reads a state from JSON, refusing unknown keys and values of the wrong type.
+    public init(json: JSONValue) throws(CrosspointError) {
+        let m = try json.members(of: "state", known: ["format", "version", "configured", "mixer", "links"])
+        func required(_ key: String) throws(CrosspointError) -> JSONValue {
+            guard let value = m[key] else { throw .invalidValue(key: key, reason: "is missing from the state") }
+            return value
+        }
+        format = try required("format").string("format")
+        version = try required("version").int("version")
+        configured = try required("configured").string("configured")
+        mixer = try Preset(json: try required("mixer"), what: "state's mixer")
+        links = try (m["links"] ?? .array([])).list("links", limit: 100_000) { item, key throws(CrosspointError) in
+            let l = try item.members(of: key, known: ["port", "peer.node", "peer.port", "seen"])
+            func text(_ k: String) throws(CrosspointError) -> String {
+                guard let v = l[k] else { throw .invalidValue(key: "\(key).\(k)", reason: "is missing") }
+                return try v.string("\(key).\(k)")
+            }
+            let seen = try l["seen"].map { v throws(CrosspointError) in Int64(try v.int("\(key).seen")) }
+            return RememberedLink(port: try text("port"), peerNode: try text("peer.node"), peerPort: try text("peer.port"), seen: seen)
+        }
     }
 
     /// The fingerprint of a configuration's shape and channel names.
@@ -179,8 +215,17 @@ public struct StateStore: Sendable {
             return result
         case let .contents(bytes): data = bytes
         }
-        do {
-            let state = try JSONDecoder().decode(NodeState.self, from: Data(data))
+        do throws(CrosspointError) {
+            let state: NodeState
+            do throws(CrosspointError) {
+                guard let json = JSONValue(parsing: String(decoding: data, as: UTF8.self)) else {
+                    throw .invalidValue(key: "state", reason: "it is not JSON")
+                }
+                state = try NodeState(json: json)
+            } catch {
+                result.problem = setAside("it cannot be read: \(error)")
+                return result
+            }
             guard state.format == NodeState.formatTag, state.version == 1 else {
                 result.problem = setAside("it is not a Crosspoint state (format '\(state.format)', version \(state.version))")
                 return result
@@ -192,10 +237,8 @@ public struct StateStore: Sendable {
             }
             _ = try Mixer(preset: state.mixer)
             result.state = state
-        } catch let error as CrosspointError {
-            result.problem = setAside("\(error)")
         } catch {
-            result.problem = setAside("it cannot be read: \(error)")
+            result.problem = setAside("\(error)")
         }
         return result
     }
@@ -267,8 +310,16 @@ public struct StateStore: Sendable {
     /// Removes the temporary files of saves that did not finish (`state.json.tmp-*`, and the
     /// `state.json.tmp` of earlier versions). `unlink` removes a link, never its target.
     private func removeTemporaries() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names where name.hasPrefix("state.json.tmp") { unlink(directory + "/" + name) }
+        guard let folder = opendir(directory) else { return }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix("state.json.tmp") { names.append(name) }
+        }
+        for name in names { unlink(directory + "/" + name) }
     }
 
     /// Moves the folder an earlier version used for this name to where it belongs now, if
@@ -289,10 +340,7 @@ public struct StateStore: Sendable {
     /// Writes the state atomically. Throws a message naming the step and the system's reason;
     /// nothing is left behind then (the old state stays as it was).
     public func save(_ state: NodeState) throws(StateError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data: Data
-        do { data = try encoder.encode(state) } catch { throw StateError("cannot encode the state for \(file): \(error)") }
+        let data = Array(state.json.text.utf8)
         try makeDirectory()
         let (fd, temporary) = try createTemporary()
         var replaced = false
@@ -331,10 +379,13 @@ public struct StateStore: Sendable {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw StateError("cannot save in \(directory): it is not a directory") }
             return
         }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StateError("cannot make the folder \(directory): \(error)")
+        // mkdir -p: each missing folder on the way, from the top.
+        var path = ""
+        for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
+            path += "/" + component
+            if mkdir(path, 0o755) != 0 && errno != EEXIST {
+                throw StateError("cannot make the folder \(path): \(StateStore.reason(errno))")
+            }
         }
         if let slash = directory.lastIndex(of: "/") { StateStore.syncDirectory(String(directory[..<slash])) }
     }

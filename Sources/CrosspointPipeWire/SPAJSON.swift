@@ -98,3 +98,39 @@ public indirect enum SPAJSONValue: Equatable, Sendable, CustomStringConvertible 
 
     public static func == (a: SPAJSONValue, b: SPAJSONValue) -> Bool { a.description == b.description }
 }
+
+extension JSONValue {
+    /// Reads JSON text with libspa's parser (which also takes SPA-JSON's relaxed forms); nil if
+    /// the text holds no value, a key has no value, or it nests deeper than 32.
+    public init?(parsing text: String) {
+        guard let value = SPAJSONValue(parsing: text)?.json else { return nil }
+        self = value
+    }
+}
+
+extension SPAJSONValue {
+    /// As plain JSON; nil if a key has no value anywhere inside.
+    var json: JSONValue? {
+        switch self {
+        case let .number(n): return .number(n)
+        case let .bool(b): return .bool(b)
+        case let .string(s): return .string(s)
+        case .null: return .null
+        case .missing: return nil
+        case let .array(items):
+            var result: [JSONValue] = []
+            for item in items {
+                guard let value = item.json else { return nil }
+                result.append(value)
+            }
+            return .array(result)
+        case let .object(pairs):
+            var result: [(String, JSONValue)] = []
+            for (key, item) in pairs {
+                guard let value = item.json else { return nil }
+                result.append((key, value))
+            }
+            return .object(result)
+        }
+    }
+}

@@ -47,7 +47,7 @@ struct MemoryTests {
         linkToSink("speakers")
         usleep(800_000)
         let saved = try String(contentsOfFile: stateFile, encoding: .utf8)
-        #expect(saved.contains("\"peer.node\" : \"speakers\""), "links are saved: \(saved)")
+        #expect(saved.contains("\"peer.node\": \"speakers\""), "links are saved: \(saved)")
 
         try sandbox.restartDaemon()
         let graph = try sandbox.waitFor("xp-mem after the restart") { $0.nodeID("xp-mem") != nil }

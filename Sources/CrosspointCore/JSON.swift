@@ -1,0 +1,174 @@
+/// A JSON value, and the one way Crosspoint writes JSON: presets, `show --json`, the node's
+/// state file. Pretty-printed with two spaces; a list of plain values stays on one line (a
+/// matrix row reads as a row); keys keep their order. Plain Swift, no Foundation: the module
+/// in the daemon writes its state with it. (Reading is SPA-JSON's parser, in CrosspointPipeWire.)
+public indirect enum JSONValue: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): true
+        case let (.bool(x), .bool(y)): x == y
+        case let (.number(x), .number(y)): x == y
+        case let (.string(x), .string(y)): x == y
+        case let (.array(x), .array(y)): x == y
+        case let (.object(x), .object(y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
+        }
+    }
+
+    /// The value of `key` in an object.
+    public subscript(key: String) -> JSONValue? {
+        guard case let .object(pairs) = self else { return nil }
+        return pairs.first { $0.0 == key }?.1
+    }
+
+    /// The text, pretty-printed, ending in a newline.
+    public var text: String {
+        var out = ""
+        write(to: &out, indent: 0)
+        return out + "\n"
+    }
+
+    /// The text on one line (for one JSON object per line, as `--json` streams print).
+    public var compactText: String {
+        var out = ""
+        write(to: &out, indent: nil)
+        return out
+    }
+
+    private var isPlain: Bool {
+        switch self {
+        case .array, .object: false
+        default: true
+        }
+    }
+
+    private func write(to out: inout String, indent: Int?) {
+        switch self {
+        case .null: out += "null"
+        case let .bool(b): out += b ? "true" : "false"
+        case let .number(n): out += JSONValue.format(n)
+        case let .string(s): JSONValue.quote(s, into: &out)
+        case let .array(items):
+            if items.isEmpty { out += "[]"; return }
+            if indent == nil || items.allSatisfy(\.isPlain) {
+                out += "["
+                for (k, item) in items.enumerated() {
+                    if k > 0 { out += indent == nil ? "," : ", " }
+                    item.write(to: &out, indent: indent)
+                }
+                out += "]"
+            } else {
+                let inner = indent! + 1
+                out += "["
+                for (k, item) in items.enumerated() {
+                    out += (k > 0 ? ",\n" : "\n") + String(repeating: "  ", count: inner)
+                    item.write(to: &out, indent: inner)
+                }
+                out += "\n" + String(repeating: "  ", count: indent!) + "]"
+            }
+        case let .object(pairs):
+            if pairs.isEmpty { out += "{}"; return }
+            out += "{"
+            for (k, (key, value)) in pairs.enumerated() {
+                if let indent {
+                    out += (k > 0 ? ",\n" : "\n") + String(repeating: "  ", count: indent + 1)
+                } else if k > 0 {
+                    out += ","
+                }
+                JSONValue.quote(key, into: &out)
+                out += indent == nil ? ":" : ": "
+                value.write(to: &out, indent: indent.map { $0 + 1 })
+            }
+            if let indent { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "}"
+        }
+    }
+
+    /// Whole numbers without a fraction, others as Swift's shortest round-trip decimal;
+    /// NaN and infinities (never valid values here) as null.
+    static func format(_ n: Double) -> String {
+        guard n.isFinite else { return "null" }
+        if let whole = Int(exactly: n), abs(whole) < 1 << 53 { return String(whole) }
+        return "\(n)"
+    }
+
+    static func quote(_ s: String, into out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+}
+
+// MARK: Reading values out of JSON, each error naming the key
+
+extension JSONValue {
+    /// The members of an object; any key not in `known` is refused (a typo must not pass
+    /// silently as "nothing to change").
+    public func members(of what: String, known: [String]) throws(CrosspointError) -> [String: JSONValue] {
+        guard case let .object(pairs) = self else {
+            throw .invalidValue(key: what, reason: "is not a JSON object { \"key\": value, ... }")
+        }
+        var result: [String: JSONValue] = [:]
+        for (key, value) in pairs {
+            guard known.contains(key) else {
+                throw .invalidValue(key: key, reason: "is not a key of a \(what) (known: \(known.joined(separator: ", ")))")
+            }
+            guard result.updateValue(value, forKey: key) == nil else {
+                throw .invalidValue(key: key, reason: "appears twice in the \(what)")
+            }
+        }
+        return result
+    }
+
+    public func string(_ key: String) throws(CrosspointError) -> String {
+        guard case let .string(s) = self else { throw .invalidValue(key: key, reason: "must be a string, got \(compactText)") }
+        return s
+    }
+
+    public func double(_ key: String) throws(CrosspointError) -> Double {
+        guard case let .number(n) = self, n.isFinite else { throw .invalidValue(key: key, reason: "must be a number, got \(compactText)") }
+        return n
+    }
+
+    /// A whole number, checked (no trap on 1e300).
+    public func int(_ key: String) throws(CrosspointError) -> Int {
+        guard case let .number(n) = self, let i = Int(exactly: n) else {
+            throw .invalidValue(key: key, reason: "must be a whole number, got \(compactText)")
+        }
+        return i
+    }
+
+    public func bool(_ key: String) throws(CrosspointError) -> Bool {
+        guard case let .bool(b) = self else { throw .invalidValue(key: key, reason: "must be true or false, got \(compactText)") }
+        return b
+    }
+
+    /// A list of at most `limit` items, each read by `item`.
+    public func list<T>(_ key: String, limit: Int, _ item: (JSONValue, String) throws(CrosspointError) -> T) throws(CrosspointError) -> [T] {
+        guard case let .array(items) = self else { throw .invalidValue(key: key, reason: "must be a list [ ... ], got \(compactText)") }
+        guard items.count <= limit else { throw .invalidValue(key: key, reason: "has \(items.count) entries, more than \(limit)") }
+        var result: [T] = []
+        result.reserveCapacity(items.count)
+        for (k, value) in items.enumerated() { result.append(try item(value, "\(key)[\(k)]")) }
+        return result
+    }
+}
