@@ -142,6 +142,9 @@ struct NodeParamsTests {
             #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded, "daemon died after \(json)")
             #expect(sandbox.daemonLog.contains(mention), "no warning naming '\(mention)' for \(json)")
         }
+        // Log lines point at the Swift code that wrote them (PIPEWIRE_DEBUG users read that).
+        #expect(sandbox.daemonLog.contains("FilterNode.swift:") && !sandbox.daemonLog.contains("shim.c:"),
+                "log lines should carry the Swift caller's file")
         let after = try enumProps("xp-4x3")
         #expect(after == before)
         try sandbox.expectAudio(node: "xp-4x3", gains: NodeAudioTests.mixed)
