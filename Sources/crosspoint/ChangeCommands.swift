@@ -482,7 +482,7 @@ struct ParamCommand: ParsableCommand {
         let target = try session.target(node)
         var order: [Parameter] = []
         var notes: [String] = []
-        var exact = true
+        var exact = true  // what ParamValue.parse reports; param sends exact values whatever the unit
         try session.change(target, exact: true, keys: { order }, report: report) { m in
             for k in stride(from: 0, to: words.count, by: 2) {
                 let (key, text) = (words[k], words[k + 1])
@@ -496,7 +496,9 @@ struct ParamCommand: ParsableCommand {
                 }
                 let value = try ParamValue.parse(text, for: p, in: m, linear: linear, note: &notes, exact: &exact)
                 try m.set(p, to: value)
-                order.append(p)
+                // A channel map replaces the matrix: its effect is sent as the cross-points it
+                // sets (the `channel-map` key reads back empty once a gain is not unity).
+                order += p == .channelMap ? Parameter.all(for: m).filter { $0.kind == .crosspoint } : [p]
             }
         }
         for note in notes { report.warn(note) }

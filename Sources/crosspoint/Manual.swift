@@ -83,7 +83,8 @@ struct ManualCommand: ParsableCommand {
     /// dot or quote protected.
     static func roff(_ line: String) -> String {
         var out = line.replacing("\\", with: "\\e").replacing("-", with: "\\-")
-        if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
+            .replacing("'", with: "\\(aq").replacing("`", with: "\\(ga")
+        if out.hasPrefix(".") { out = "\\&" + out }
         return out
     }
 }

@@ -200,22 +200,18 @@ final class Session {
         try client.setProps(ofNode: target.node.id, entries, masterMute: mute)
         try confirm(target, entries, masterMute: mute)
 
+        var lines: [String] = []
         if let mute {
             result.changes.append(.init(key: "mute.master", what: nil, before: .bool(!mute), after: .bool(mute)))
+            lines.append("master mute: \(mute ? "off -> on" : "on -> off")")
         }
-        for p in sent {
+        for (p, entry) in zip(sent, entries) {
             let old = exists(p, in: before) ? before.value(of: p) : nil
-            result.changes.append(.init(key: p.key, what: describe(p, target, after), before: old.map(JSONValue.init),
-                                        after: JSONValue(after.value(of: p))))
-        }
-        var lines = result.changes.map { change -> String in
-            let p = sent.first { $0.key == change.key }
-            let label = change.what.map { "\(change.key) (\($0.printable))" } ?? change.key
-            if change.key == "mute.master" { return "master mute: \(mute! ? "off -> on" : "on -> off")" }
-            let new = show(after.value(of: p!), p!, reference: p.flatMap { exists($0, in: before) ? before.value(of: $0) : nil })
-            guard let p, exists(p, in: before) else { return "\(label): set to \(new)" }
-            let old = show(before.value(of: p), p, reference: after.value(of: p))
-            return "\(label): \(old) -> \(new)"
+            let what = describe(p, target, after)
+            result.changes.append(.init(key: entry.key, what: what, before: old.map(JSONValue.init), after: JSONValue(entry.value)))
+            let label = what.map { "\(entry.key) (\($0.printable))" } ?? entry.key
+            let new = show(entry.value, p, reference: old)
+            lines.append(old.map { "\(label): \(show($0, p, reference: entry.value)) -> \(new)" } ?? "\(label): set to \(new)")
         }
         let shown = 12
         if lines.count > shown {
