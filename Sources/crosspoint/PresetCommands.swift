@@ -158,6 +158,17 @@ struct LoadCommand: ParsableCommand {
     func run() throws {
         let source = file == "-" ? "standard input" : file
         let preset = try PresetFile.decode(readInput(file), source: source)
+        // The lists' lengths, said with their nouns (the core's check says "1 inputs").
+        for (key, count, expected, noun) in [
+            ("input.position", preset.inputChannels.count, preset.inputs, "input"),
+            ("output.position", preset.outputChannels.count, preset.outputs, "output"),
+            ("gain.in", preset.inputGains.count, preset.inputs, "input"), ("mute.in", preset.inputMutes.count, preset.inputs, "input"),
+            ("gain.out", preset.outputGains.count, preset.outputs, "output"),
+            ("mute.out", preset.outputMutes.count, preset.outputs, "output"), ("matrix", preset.matrix.count, preset.inputs, "input"),
+        ] where preset.format == Preset.formatTag && count != expected && Mixer.channelLimit.contains(expected) {
+            throw CommandError.file(source, "\(key) has \(counted(count, "entry").replacing("entrys", with: "entries")) "
+                + "but the preset has \(counted(expected, noun))")
+        }
         do {
             try preset.validateShape()
         } catch {

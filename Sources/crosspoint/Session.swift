@@ -94,8 +94,9 @@ final class Session {
     func label(_ node: GraphNode) -> String { "\(node.name.printable) (id \(node.id))" }
 
     /// Finds a Crosspoint node by id, node.name or node.description; with no token, the only one.
-    func target(_ token: String?) throws -> Target {
+    func target(_ typed: String?) throws -> Target {
         let node: GraphNode
+        let token = typed.map(CommandLineWords.restore)
         if let token {
             guard let found = find(token, among: graph.nodes) else {
                 throw CommandError.unknownNode(token, crosspointNodes: crosspointNodes.map(label))
@@ -117,7 +118,8 @@ final class Session {
     }
 
     /// Finds an Audio/Sink by id, node.name or node.description.
-    func sink(_ token: String) throws -> GraphNode {
+    func sink(_ typed: String) throws -> GraphNode {
+        let token = CommandLineWords.restore(typed)
         let sinks = graph.nodes.filter(\.isSink)
         guard let sink = find(token, among: sinks) else { throw CommandError.unknownSink(token, sinks: sinks.map(label)) }
         return sink

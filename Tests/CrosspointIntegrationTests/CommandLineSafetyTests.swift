@@ -328,10 +328,13 @@ struct CommandLineSafetyTests {
         object["gain.mastr"] = nil
         object["links"] = []
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: "\(directory)/extra.json"))
+        try #"{"format": "crosspoint-preset", "version": 1, "inputs": 1, "outputs": 1, "gain.in": [1, 1], "matrix": [[1]]}"#
+            .write(toFile: "\(directory)/one.json", atomically: true, encoding: .utf8)
         try expectRefused(sandbox, [
             (["load", "xp-cli", "\(directory)/typo.json"],
              "typo.json: not a Crosspoint preset: unknown key 'gain.mastr' (did you mean 'gain.master'?); a preset's keys are format, gain.in"),
             (["load", "xp-cli", "\(directory)/extra.json"], "unknown key 'links'"),
+            (["load", "xp-cli", "\(directory)/one.json"], "one.json: gain.in has 2 entries but the preset has 1 input"),
         ])
     }
 
