@@ -176,8 +176,10 @@ final class Session {
             var seen = Set<Parameter>()
             // A key given twice is sent once, where it was given last.
             let ordered = keys().reversed().filter { seen.insert($0).inserted }.reversed()
+            // A key the node no longer has once the call is applied (`gain.out.3`, then
+            // `outputs 2`) would change nothing: it is left out.
             sent = ordered.filter { p in
-                !(exists(p, in: before) && exists(p, in: after) && before.value(of: p) == after.value(of: p))
+                exists(p, in: after) && !(exists(p, in: before) && before.value(of: p) == after.value(of: p))
             }
         } else {
             sent = Parameter.all(for: before).filter { $0 != .channelMap && before.value(of: $0) != after.value(of: $0) }
@@ -324,7 +326,9 @@ enum JSONValue: Encodable, Equatable {
 
     init(_ value: ParameterValue) {
         switch value {
-        case let .number(v): self = .number(decimal(Float(exactly: v) ?? Float(v)) == v ? v : decimal(Float(v)))
+        // A value that is a Float (gains in Props) as the shortest decimal of that Float
+        // (0.5011872, not 0.50118720531463623); any other number as it is.
+        case let .number(v): self = .number(Double(Float(v)) == v ? decimal(Float(v)) : v)
         case let .bool(b): self = .bool(b)
         case let .ints(v): self = .ints(v)
         case let .names(v): self = .names(v)

@@ -186,6 +186,11 @@ struct CommandLineSafetyTests {
         #expect(number(props["matrix.0.0"]) == 0 && number(props["gain.master"]) == 0.5 && number(props["gain.in.2"]) == 0.25)
         #expect(number(props["gain.out.1"]).map { abs($0 - 0.5011872) < 1e-6 } == true)
         #expect(props["mute.in.1"] as? Bool == true && props["mute.out.0"] as? Bool == true && number(props["ramp.ms"]) == 7)
+
+        // A key set and then removed by a resize in the same call changes nothing.
+        let gone = sandbox.crosspoint("param", "xp-show", "gain.out.2", "-9dB", "outputs", "2")
+        #expect(gone.succeeded && gone.stdout == "xp-show: outputs: 3 -> 2\n", "\(gone.stdout)\(gone.stderr)")
+        #expect(number(try sandbox.props("xp-show")["outputs"]) == 2)
     }
 
     // MARK: Routes
