@@ -37,7 +37,13 @@ final class NodeProxy {
 
     nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: \.version, PW_VERSION_NODE_EVENTS) { events in
         events.info = { data, info in
-            guard let info, let dict = info.pointee.props else { return }
+            // The daemon sends the properties only when they changed (the first info after a
+            // bind has them all); an info that announces new params carries an empty
+            // dictionary, which must not replace them. Taking it did: a node republishing its
+            // Props (after anyone's set-param) lost its name, and `crosspoint show xp`
+            // answered "unknown node 'xp'".
+            guard let info, info.pointee.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0,
+                  let dict = info.pointee.props else { return }
             Unmanaged<NodeProxy>.fromOpaque(data!).takeUnretainedValue().properties = dict.pointee.strings
         }
         events.param = { data, _, id, _, _, param in

@@ -1,16 +1,18 @@
 import ArgumentParser
 import CrosspointCore
 import CrosspointClient
-import Glibc
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 
-// Gains such as -6dB and maps such as -1,-1,0,1 start with a dash; the last positional
-// argument of these commands is therefore read with `.allUnrecognized`, so that they are
-// taken as values, not as options.
+// Values that start with a dash (-6dB, -inf, -1,0) are values, not options: see
+// `CommandLineWords`. `--` ends the options as usual.
+
+private let nodeHelp = ArgumentHelp("The node: name, description or id.", valueName: "node")
+private let nodeCompletion = CompletionKind.custom { words, index, prefix in Completion.nodes(words, prefix: prefix) }
+private let linearHelp = ArgumentHelp("Read bare numbers as linear gains, whatever their size (6 is +15.6 dB).")
 
 struct SetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -23,25 +25,40 @@ struct SetCommand: ParsableCommand {
         Examples:
           crosspoint set crosspoint 0 0 0.5         input 0 to output 0, half
           crosspoint set crosspoint FR MONO -6dB    by channel name, in dB
+          crosspoint set crosspoint FL MONO 3dB-    3 dB quieter than now
           crosspoint set xp-4x3 2 1 -inf            input 2 silent on output 1
+          crosspoint set xp-4x3 0 0 2x              a linear gain above 1 (+6 dB)
         """)
 
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String
-    @Argument(help: "The input: index from 0, or channel name.") var input: String
-    @Argument(help: "The output: index from 0, or channel name.") var output: String
-    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("The gain: 0.5, -6dB or -inf.", valueName: "gain"))
-    var gain: [String] = []
+    @OptionGroup var output: ReportOptions
+    @Flag(help: linearHelp) var linear = false
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("The input: index from 0, or channel name.", valueName: "in"),
+              completion: .custom { words, _, prefix in Completion.channels(words, .input, prefix: prefix) })
+    var input: String
+    @Argument(help: ArgumentHelp("The output: index from 0, or channel name.", valueName: "out"),
+              completion: .custom { words, _, prefix in Completion.channels(words, .output, prefix: prefix) })
+    var output_: String
+    @Argument(help: ArgumentHelp("The gain: 0.5, -6dB, -inf, 2x, or a step: 3dB+, 3dB-.", valueName: "gain"))
+    var gain: String?
 
-    func validate() throws { _ = try single(gain, "GAIN") }
-
+    // Values are checked in run(), not validate(): the parser reports an unknown option
+    // only after validate() has passed, and `--remtoe x` must say so, not that x is no gain.
     func run() throws {
-        let value = try Gain.parse(single(gain, "GAIN"))
+        guard let gain else { throw ValidationError("missing GAIN: \(GainInput.syntax)") }
+        let value = try GainInput.parse(gain, linear: linear)
+        let report = output.reporter
         let session = try connection.connect()
         let target = try session.target(node)
-        try session.change(target) { (m: inout Mixer) throws(CrosspointError) in
-            try m.setCrosspoint(input: m.inputIndex(input), output: m.outputIndex(output), gain: value)
+        var note: String?
+        try session.change(target, exact: value.isExact, report: report) { m in
+            let i = try m.inputIndex(CommandLineWords.restore(input)), j = try m.outputIndex(CommandLineWords.restore(output_))
+            let (gain, clamped) = try value.resolve(current: Double(m.crosspoint(input: i, output: j)), key: "matrix.\(i).\(j)")
+            note = clamped
+            try m.setCrosspoint(input: i, output: j, gain: gain)
         }
+        if let note { report.warn(note) }
     }
 }
 
@@ -53,18 +70,29 @@ enum Strip: Equatable {
 
     /// Reads the strip from the front of `words`, leaving the rest.
     static func parse(_ words: inout [String]) throws -> Strip {
-        guard let first = words.first else { throw CommandError.invalid("say what: \(syntax)") }
+        guard let first = words.first.map(CommandLineWords.restore) else {
+            throw CommandError.invalid("say what: \(syntax)")
+        }
         switch first.lowercased() {
         case "master":
             words.removeFirst()
             return .master
         case "in", "input", "out", "output":
             guard words.count >= 2 else { throw CommandError.invalid("'\(first)' needs an index or channel name after it") }
-            let which = words[1]
+            let which = CommandLineWords.restore(words[1])
             words.removeFirst(2)
             return first.lowercased().hasPrefix("in") ? .input(which) : .output(which)
         default:
-            throw CommandError.invalid("'\(first)' is not master, in or out; write \(syntax)")
+            throw CommandError.invalid("'\(first.printable)' is not master, in or out; write \(syntax)")
+        }
+    }
+
+    /// The key this strip's gain is.
+    func gainKey(_ m: Mixer) throws -> Parameter {
+        switch self {
+        case .master: .masterGain
+        case let .input(i): .inputGain(try m.inputIndex(i))
+        case let .output(j): .outputGain(try m.outputIndex(j))
         }
     }
 }
@@ -79,33 +107,42 @@ struct GainCommand: ParsableCommand {
 
         Examples:
           crosspoint gain crosspoint master -3dB
+          crosspoint gain crosspoint master 1dB+     1 dB louder than now (at most +20 dB)
           crosspoint gain crosspoint in FR 0.5
           crosspoint gain xp-4x3 out 2 -inf
         """)
 
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String
-    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("master GAIN, in I GAIN or out J GAIN.", valueName: "what gain"))
+    @OptionGroup var output: ReportOptions
+    @Flag(help: linearHelp) var linear = false
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("master GAIN, in I GAIN or out J GAIN.", valueName: "what gain"),
+              completion: .custom { words, _, prefix in Completion.strip(words, prefix: prefix) })
     var words: [String] = []
 
-    func validate() throws { _ = try parsed() }
-
-    private func parsed() throws -> (Strip, Double) {
+    private func parsed() throws -> (Strip, GainInput) {
         var rest = words
         let strip = try Strip.parse(&rest)
-        return (strip, try Gain.parse(single(rest, "GAIN")))
+        guard rest.count == 1 else {
+            throw ValidationError(rest.isEmpty ? "missing GAIN: \(GainInput.syntax)"
+                : "expected one GAIN, got '\(rest.map(CommandLineWords.restore).joined(separator: " ").printable)'")
+        }
+        return (strip, try GainInput.parse(rest[0], linear: linear))
     }
 
     func run() throws {
-        let (strip, gain) = try parsed()
+        let (strip, value) = try parsed()
+        let report = output.reporter
         let session = try connection.connect()
-        try session.change(try session.target(node)) { (m: inout Mixer) throws(CrosspointError) in
-            switch strip {
-            case .master: try m.setMasterGain(gain)
-            case let .input(i): try m.setInputGain(m.inputIndex(i), gain)
-            case let .output(j): try m.setOutputGain(m.outputIndex(j), gain)
-            }
+        var note: String?
+        try session.change(try session.target(node), exact: value.isExact, report: report) { m in
+            let key = try strip.gainKey(m)
+            guard case let .number(current) = m.value(of: key) else { return }
+            let (gain, clamped) = try value.resolve(current: current, key: key.key)
+            note = clamped
+            try m.set(key, to: .number(gain))
         }
+        if let note { report.warn(note) }
     }
 }
 
@@ -113,6 +150,7 @@ struct GainCommand: ParsableCommand {
 protocol MuteSetting: ParsableCommand {
     static var mute: Bool { get }
     var connection: Connection { get }
+    var output: ReportOptions { get }
     var node: String { get }
     var words: [String] { get }
 }
@@ -136,16 +174,16 @@ extension MuteSetting {
     func strip() throws -> Strip {
         var rest = words
         let strip = try Strip.parse(&rest)
-        guard rest.isEmpty else { throw CommandError.invalid("unexpected '\(rest.joined(separator: " "))' after \(Strip.syntax)") }
+        guard rest.isEmpty else {
+            throw CommandError.invalid("unexpected '\(rest.map(CommandLineWords.restore).joined(separator: " ").printable)' after \(Strip.syntax)")
+        }
         return strip
     }
-
-    func validate() throws { _ = try strip() }
 
     func run() throws {
         let strip = try strip()
         let session = try connection.connect()
-        try session.change(try session.target(node)) { (m: inout Mixer) throws(CrosspointError) in
+        try session.change(try session.target(node), report: output.reporter) { m in
             switch strip {
             case .master: m.setMasterMute(Self.mute)
             case let .input(i): try m.setInputMute(m.inputIndex(i), Self.mute)
@@ -159,16 +197,22 @@ struct MuteCommand: MuteSetting {
     static let configuration = help("mute")
     static let mute = true
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String
-    @Argument(help: ArgumentHelp("master, in I or out J.", valueName: "what")) var words: [String] = []
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("master, in I or out J.", valueName: "what"),
+              completion: .custom { words, _, prefix in Completion.strip(words, prefix: prefix) })
+    var words: [String] = []
 }
 
 struct UnmuteCommand: MuteSetting {
     static let configuration = help("unmute")
     static let mute = false
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String
-    @Argument(help: ArgumentHelp("master, in I or out J.", valueName: "what")) var words: [String] = []
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("master, in I or out J.", valueName: "what"),
+              completion: .custom { words, _, prefix in Completion.strip(words, prefix: prefix) })
+    var words: [String] = []
 }
 
 struct MapCommand: ParsableCommand {
@@ -186,16 +230,29 @@ struct MapCommand: ParsableCommand {
         """)
 
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String
-    @Argument(parsing: .allUnrecognized, help: ArgumentHelp("One input index or -1 per output: 0,0 or -1,-1,0,1.", valueName: "map"))
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("One input index or -1 per output: 0,0 or -1,-1,0,1.", valueName: "map"))
     var map: [String] = []
 
-    func validate() throws { _ = try ChannelMap(parsing: map.joined(separator: " ")) }
+    private func parsed() throws -> ChannelMap {
+        do {
+            return try ChannelMap(parsing: map.map(CommandLineWords.restore).joined(separator: " "))
+        } catch {
+            throw CommandError.from(error, nil)
+        }
+    }
 
     func run() throws {
-        let map = try ChannelMap(parsing: self.map.joined(separator: " "))
+        let map = try parsed()
         let session = try connection.connect()
-        try session.change(try session.target(node)) { (m: inout Mixer) throws(CrosspointError) in try m.apply(map) }
+        try session.change(try session.target(node), report: output.reporter) { m in
+            guard map.sources.count == m.outputs else {
+                throw CommandError.invalid("channel-map has \(counted(map.sources.count, "entry").replacing("entrys", with: "entries")) "
+                    + "but the node has \(counted(m.outputs, "output")) (one entry per output)")
+            }
+            try m.apply(map)
+        }
     }
 }
 
@@ -205,8 +262,9 @@ struct MatrixCommand: ParsableCommand {
         abstract: "Set the whole matrix from a file (or - for standard input).",
         discussion: """
         The file holds one row per input, each row one gain per output, as text (gains \
-        separated by spaces or commas, one row a line, # starts a comment; gains linear or in \
-        dB) or as JSON (a list of rows: [[1, 0], [0, 1]]).
+        separated by spaces or commas, one row a line, # starts a comment; gains as on the \
+        command line: 0.5, -6dB, -inf, 2x) or as JSON (a list of rows of linear gains: \
+        [[1, 0], [0, 1]]).
         \(ParameterHelp.describe("matrix.<in>.<out>"))
         All cross-points go in one pw_node_set_param call, so the node changes them at once.
 
@@ -217,19 +275,31 @@ struct MatrixCommand: ParsableCommand {
         """)
 
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String
-    @Argument(help: ArgumentHelp("The matrix file, or - to read standard input.", valueName: "file")) var file: String
+    @OptionGroup var output: ReportOptions
+    @Flag(help: linearHelp) var linear = false
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("The matrix file, or - to read standard input.", valueName: "file"), completion: .file())
+    var file: String
 
     func run() throws {
-        let rows = try MatrixText.parse(readInput(file), source: file == "-" ? "standard input" : file)
+        let rows = try MatrixText.parse(readInput(file), source: file == "-" ? "standard input" : file, linear: linear)
         let session = try connection.connect()
-        try session.change(try session.target(node)) { (m: inout Mixer) throws(CrosspointError) in try m.setMatrix(rows: rows) }
+        try session.change(try session.target(node), report: output.reporter) { m in
+            guard rows.count == m.inputs else {
+                throw CommandError.invalid("matrix has \(counted(rows.count, "row")) but the node has \(counted(m.inputs, "input")) (one row per input)")
+            }
+            for (i, row) in rows.enumerated() where row.count != m.outputs {
+                throw CommandError.invalid(
+                    "matrix row \(i) has \(counted(row.count, "gain")) but the node has \(counted(m.outputs, "output")) (one gain per output)")
+            }
+            try m.setMatrix(rows: rows)
+        }
     }
 }
 
 /// The matrix file formats `crosspoint matrix` reads.
 enum MatrixText {
-    static func parse(_ text: String, source: String) throws -> [[Double]] {
+    static func parse(_ text: String, source: String, linear: Bool) throws -> [[Double]] {
         let trimmed = text.drop { $0.isWhitespace }
         if trimmed.first == "[" {
             do {
@@ -245,44 +315,246 @@ enum MatrixText {
             guard !fields.isEmpty else { continue }
             var row: [Double] = []
             for field in fields {
+                let gain: GainInput
                 do {
-                    row.append(try Gain.parse(String(field)))
+                    gain = try GainInput.parse(String(field), linear: linear)
+                } catch let error as CommandError {
+                    let reason = "\(error)".hasPrefix("gain: ") ? "'\(String(field).printable)' is not a gain; write 0.5, -6dB or -inf"
+                        : "\(error)"
+                    throw CommandError.file(source, "line \(n + 1): \(reason)")
+                }
+                guard case .absolute = gain else {
+                    throw CommandError.file(source, "line \(n + 1): '\(String(field).printable)' is a step; a matrix holds levels")
+                }
+                do {
+                    row.append(try gain.resolve(current: 0, key: "matrix.\(rows.count).\(row.count)").gain)
                 } catch {
-                    throw CommandError.file(source, "line \(n + 1): '\(field)' is not a gain; write 0.5, -6dB or -inf")
+                    throw CommandError.file(source, "line \(n + 1): \(error)")
                 }
             }
             rows.append(row)
         }
-        guard !rows.isEmpty else { throw CommandError.file(source, "holds no matrix rows") }
+        guard !rows.isEmpty else {
+            throw CommandError.file(source, text.isEmpty ? "is empty; give one row of gains per input" : "holds no matrix rows, only comments or blanks")
+        }
         return rows
     }
 }
 
-/// The only value of a `.allUnrecognized` argument.
-func single(_ values: [String], _ name: String) throws -> String {
-    guard values.count == 1 else {
-        throw CommandError.invalid(values.isEmpty ? "missing \(name)" : "expected one \(name), got '\(values.joined(separator: " "))'")
+struct RampCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ramp",
+        abstract: "Set the time every gain change glides over.",
+        discussion: """
+        \(ParameterHelp.describe("ramp.ms"))
+
+        Examples:
+          crosspoint ramp crosspoint 50        (or 50ms)
+          crosspoint ramp crosspoint 0         jump, no glide
+        """)
+
+    @OptionGroup var connection: Connection
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("Milliseconds, 0 to 1000: 10 or 10ms.", valueName: "ms")) var milliseconds: String
+
+    func run() throws {
+        let ms = try ParamValue.milliseconds(milliseconds)
+        let session = try connection.connect()
+        try session.change(try session.target(node), report: output.reporter) { m in try m.setRamp(milliseconds: ms) }
     }
-    return values[0]
 }
 
-/// A file's text, or standard input's for "-".
-func readInput(_ path: String) throws -> String {
-    if path == "-" {
-        var text = ""
-        while let line = readLine(strippingNewline: false) { text += line }
-        return text
+struct ResizeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "resize",
+        abstract: "Change the number of inputs or outputs, live.",
+        discussion: """
+        \(ParameterHelp.describe("inputs", "outputs"))
+        New channels are named AUX<index> and start from the default matrix; removed ones fade \
+        out over the ramp, then their ports (and links) go.
+
+        Examples:
+          crosspoint resize crosspoint --outputs 4
+          crosspoint resize xp-4x3 --inputs 2 --outputs 2
+        """)
+
+    @OptionGroup var connection: Connection
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Option(help: ArgumentHelp("The number of inputs, 1 to 256.", valueName: "n")) var inputs: Int?
+    @Option(help: ArgumentHelp("The number of outputs, 1 to 256.", valueName: "n")) var outputs: Int?
+
+    func validate() throws {
+        guard inputs != nil || outputs != nil else { throw ValidationError("give --inputs, --outputs or both") }
+        for (name, value) in [("inputs", inputs), ("outputs", outputs)] {
+            if let value, !Mixer.channelLimit.contains(value) {
+                throw ValidationError("--\(name) must be a whole number from 1 to 256, got \(value)")
+            }
+        }
     }
-    do {
-        return String(decoding: try Data(contentsOf: URL(fileURLWithPath: path)), as: UTF8.self)
-    } catch {
-        throw CommandError.file(path, "cannot read it (\(reason(error)))")
+
+    func run() throws {
+        let session = try connection.connect()
+        let keys = (inputs != nil ? [Parameter.inputCount] : []) + (outputs != nil ? [Parameter.outputCount] : [])
+        try session.change(try session.target(node), keys: { keys }, report: output.reporter) { m in
+            try m.resize(inputs: inputs ?? m.inputs, outputs: outputs ?? m.outputs)
+        }
     }
 }
 
-/// The system's reason for a failed file operation ("No such file or directory").
-func reason(_ error: any Error) -> String {
-    if let posix = (error as? CocoaError)?.underlying as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
-    if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
-    return "\(error)"
+struct RenameCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rename",
+        abstract: "Name the input or output channels (and so their ports), live.",
+        discussion: """
+        \(ParameterHelp.describe("input.position", "output.position"))
+        Give every channel's name, in order; as many names as channels (more or fewer resize \
+        the node). Links stay.
+
+        Examples:
+          crosspoint rename crosspoint out FL FR RL RR
+          crosspoint rename xp-4x3 in MIC1,MIC2,LINE_L,LINE_R
+        """)
+
+    @OptionGroup var connection: Connection
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("in or out.", valueName: "in|out"), completion: .list(["in", "out"])) var side: String
+    @Argument(help: ArgumentHelp("The names, one per channel: FL FR or FL,FR.", valueName: "names")) var names: [String] = []
+
+    private func parsed() throws -> (Parameter, [String]) {
+        let list = names.map(CommandLineWords.restore).flatMap { $0.split(separator: ",").map(String.init) }.filter { !$0.isEmpty }
+        guard !list.isEmpty else { throw ValidationError("missing the channel names: rename NODE \(side) FL FR ...") }
+        switch side.lowercased() {
+        case "in", "input", "inputs": return (.inputPositions, list)
+        case "out", "output", "outputs": return (.outputPositions, list)
+        default: throw ValidationError("'\(side.printable)' is not in or out")
+        }
+    }
+
+    func run() throws {
+        let (key, list) = try parsed()
+        let session = try connection.connect()
+        try session.change(try session.target(node), keys: { [key] }, report: output.reporter) { m in
+            try m.set(key, to: .names(list))
+        }
+    }
+}
+
+struct ParamCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "param",
+        abstract: "Set any keys of the parameter table: KEY VALUE [KEY VALUE ...].",
+        discussion: """
+        Every key `crosspoint params` lists, with indices or channel names (matrix.FL.MONO, \
+        gain.out.2), in one call, applied in order. Values: gains as on the command line \
+        (0.5, -6dB, -inf, 2x, 3dB+), mutes true/false (on/off, 1/0), ramp.ms in ms, inputs and \
+        outputs whole numbers, channel-map and the positions as lists (1,0 or FL,FR).
+
+        Examples:
+          crosspoint param crosspoint matrix.FL.MONO -6dB matrix.FR.MONO -6dB
+          crosspoint param crosspoint ramp.ms 50 mute.in.1 true
+          crosspoint param xp-4x3 outputs 4 gain.out.3 -3dB
+          crosspoint param xp-swap output.position RL,RR
+        """)
+
+    @OptionGroup var connection: Connection
+    @OptionGroup var output: ReportOptions
+    @Flag(help: linearHelp) var linear = false
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("Keys and values, in pairs.", valueName: "key value"),
+              completion: .custom { words, index, prefix in Completion.params(words, index: index, prefix: prefix) })
+    var pairs: [String] = []
+
+    func check() throws {
+        guard !pairs.isEmpty else { throw ValidationError("missing KEY VALUE (see `crosspoint params` for the keys)") }
+        guard pairs.count % 2 == 0 else {
+            throw ValidationError("'\(CommandLineWords.restore(pairs.last!).printable)' has no value; give KEY VALUE pairs")
+        }
+    }
+
+    func run() throws {
+        try check()
+        let words = pairs.map(CommandLineWords.restore)
+        let report = output.reporter
+        let session = try connection.connect()
+        let target = try session.target(node)
+        var order: [Parameter] = []
+        var notes: [String] = []
+        var exact = true  // what ParamValue.parse reports; param sends exact values whatever the unit
+        try session.change(target, exact: true, keys: { order }, report: report) { m in
+            for k in stride(from: 0, to: words.count, by: 2) {
+                let (key, text) = (words[k], words[k + 1])
+                let p: Parameter
+                do {
+                    p = try Parameter(key: key, in: m)
+                } catch let CrosspointError.invalidValue(key, reason) where reason.hasPrefix("no ") {
+                    let names = reason.hasPrefix("no input") ? m.inputChannels : m.outputChannels
+                    throw CommandError.invalid("\(key.printable): \(reason.printable); the \(reason.hasPrefix("no input") ? "inputs" : "outputs") are "
+                        + names.joined(separator: ", "))
+                }
+                let value = try ParamValue.parse(text, for: p, in: m, linear: linear, note: &notes, exact: &exact)
+                try m.set(p, to: value)
+                // A channel map replaces the matrix: its effect is sent as the cross-points it
+                // sets (the `channel-map` key reads back empty once a gain is not unity).
+                order += p == .channelMap ? Parameter.all(for: m).filter { $0.kind == .crosspoint } : [p]
+            }
+        }
+        for note in notes { report.warn(note) }
+    }
+}
+
+/// Values of `param` and `ramp`, by the type of their key.
+enum ParamValue {
+    /// The value `text` gives key `p` on mixer `m` (whose current value a gain step starts from).
+    static func parse(
+        _ text: String, for p: Parameter, in m: Mixer, linear: Bool, note: inout [String], exact: inout Bool
+    ) throws -> ParameterValue {
+        let family = p.kind.family
+        switch family.type {
+        case .float where p == .ramp:
+            return .number(try milliseconds(text))
+        case .float:
+            let gain = try GainInput.parse(text, linear: linear)
+            guard case let .number(current) = m.value(of: p) else { return .number(0) }
+            let (value, clamped) = try gain.resolve(current: current, key: p.key)
+            if let clamped { note.append("\(p.key): \(clamped)") }
+            exact = exact && gain.isExact
+            return .number(value)
+        case .int:
+            guard let n = Int(text), Mixer.channelLimit.contains(n) else {
+                throw CommandError.invalid("\(p.key): '\(text.printable)' is not a whole number from 1 to 256")
+            }
+            return .number(Double(n))
+        case .bool:
+            switch text.lowercased() {
+            case "true", "on", "yes", "1": return .bool(true)
+            case "false", "off", "no", "0": return .bool(false)
+            default: throw CommandError.invalid("\(p.key): '\(text.printable)' is not true or false (on/off, 1/0)")
+            }
+        case .intArray:
+            do {
+                return .ints(try ChannelMap(parsing: text).sources)
+            } catch {
+                throw CommandError.from(error, m)
+            }
+        case .names:
+            let names = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
+            guard !names.isEmpty else { throw CommandError.invalid("\(p.key): give the names as FL,FR") }
+            return .names(names)
+        }
+    }
+
+    static func milliseconds(_ typed: String) throws -> Double {
+        let text = CommandLineWords.restore(typed)
+        let body = text.lowercased().hasSuffix("ms") ? String(text.dropLast(2)) : text
+        guard let value = Double(body.trimmingSpaces()), value.isFinite else {
+            throw CommandError.invalid("ramp.ms: '\(text.printable)' is not a time; write milliseconds: 10 or 10ms")
+        }
+        guard Mixer.rampRange.contains(value) else {
+            throw CommandError.invalid("ramp.ms: \(text.printable) is \(value < 0 ? "below the minimum 0" : "above the maximum 1000") ms")
+        }
+        return value
+    }
 }

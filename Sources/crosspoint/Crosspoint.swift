@@ -1,6 +1,10 @@
 import ArgumentParser
 import CrosspointCore
 import CrosspointClient
+import Glibc
+
+/// The version of this command; `--version` adds the libpipewire it runs with.
+let crosspointVersion = "0.1.0"
 
 struct Crosspoint: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,26 +16,60 @@ struct Crosspoint: ParsableCommand {
 
         NODE is a node's name, description or id (see `crosspoint list`). Inputs and outputs \
         are numbered from 0 or named by channel (FL, FR, MONO, AUX3). \(ParameterHelp.gainSyntax) \
-        Every command takes --remote to pick the daemon (default: $PIPEWIRE_REMOTE, else pipewire-0).
+        Every command takes --remote to pick the daemon (default: $PIPEWIRE_REMOTE, else pipewire-0); \
+        the commands that change something take --json (a report of what changed) and -q. \
+        Values that start with a dash (-6dB, -1,0) are values, not options; `--` ends the options.
+
+        Exit status: 0 when it worked; 1 when the daemon or the node refused or something was \
+        wrong with a value, a node or a file (nothing is changed then); 64 for a command line \
+        that does not parse.
 
         Examples:
           crosspoint list
           crosspoint show crosspoint
           crosspoint set crosspoint FL MONO -6dB
-          crosspoint route crosspoint --to alsa_output.usb-interface --offset 2
+          crosspoint gain crosspoint master 3dB-
+          crosspoint route crosspoint --to alsa_output.usb-interface --offset 2 --replace
           crosspoint save crosspoint evening.json
         """,
+        version: "crosspoint \(crosspointVersion) (libpipewire \(PipeWireClient.libraryVersion))",
         subcommands: [
             ListCommand.self, ShowCommand.self, SetCommand.self, GainCommand.self, MuteCommand.self, UnmuteCommand.self,
-            MapCommand.self, MatrixCommand.self, RouteCommand.self, DevicesCommand.self, SaveCommand.self, LoadCommand.self,
-            ParamsCommand.self,
+            MapCommand.self, MatrixCommand.self, RampCommand.self, ResizeCommand.self, RenameCommand.self, ParamCommand.self,
+            RouteCommand.self, UnrouteCommand.self, DevicesCommand.self, SaveCommand.self, LoadCommand.self,
+            ParamsCommand.self, ManualCommand.self,
         ])
+
+    /// Parses the arguments (with values that start with a dash taken as values), runs the
+    /// command, and prints any error with every control character escaped.
+    static func run(_ arguments: [String]) -> Never {
+        do {
+            var command = try parseAsRoot(CommandLineWords.prepare(arguments))
+            try command.run()
+            Glibc.exit(0)
+        } catch {
+            let code = exitCode(for: error)
+            let message = CommandLineWords.restoreAll(fullMessage(for: error))
+            if code == .success {
+                if !message.isEmpty { print(message) }
+            } else {
+                printError(message.split(separator: "\n", omittingEmptySubsequences: false).map { String($0).printable }
+                    .joined(separator: "\n"))
+            }
+            Glibc.exit(code.rawValue)
+        }
+    }
 }
 
 /// Help text made from the parameter table, so that `--help` and the README say the same.
 enum ParameterHelp {
-    static let gainSyntax =
-        "GAIN is linear (0.5; 1 = unity; a negative gain flips polarity) or in decibels (-6dB, +3dB, -inf for silence)."
+    static let gainSyntax = """
+        GAIN is in decibels (-6dB, +3dB, -inf for silence) or linear (0.5; 1 = unity; a negative \
+        gain flips polarity). A bare number above 1 (6, -6) is refused, being most likely a level \
+        missing its dB: write a linear gain above 1 as 2x, or give --linear. A step changes the \
+        gain from where it is, in dB, sign last: 3dB+ louder, 3dB- quieter (at most +20 dB; a \
+        silent gain has no level to step from).
+        """
 
     /// One line per key family: `matrix.<in>.<out>`: summary; default; range.
     static func describe(_ patterns: String...) -> String {
@@ -55,11 +93,29 @@ struct ParamsCommand: ParsableCommand {
         Examples:
           crosspoint params
           crosspoint params --markdown     (the table in the README)
+          crosspoint params --json
         """)
 
     @Flag(help: "Print the table as Markdown.") var markdown = false
+    @Flag(help: "Print the table as JSON: a list of { key, type, default, range, meaning }.") var json = false
 
-    func run() {
+    struct Row: Encodable {
+        let key: String
+        let type: String
+        let `default`: String
+        let range: String
+        let meaning: String
+    }
+
+    func run() throws {
+        if json {
+            let rows = Parameter.markdownTable().split(separator: "\n").dropFirst(2).map { line -> Row in
+                let cells = line.split(separator: "|").map { String($0).trimmingSpaces().filter { $0 != "`" } }
+                return Row(key: cells[0], type: cells[1], default: cells[2], range: cells[3], meaning: cells[4])
+            }
+            print(try JSONText.encode(rows), terminator: "")
+            return
+        }
         if markdown {
             print(Parameter.markdownTable())
             return

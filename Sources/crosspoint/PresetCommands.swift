@@ -15,8 +15,73 @@ A preset is JSON with the keys of the module arguments and the parameter table:
   gain.in, mute.in (one per input), gain.out, mute.out (one per output),
   matrix (one row per input, one linear gain per output), ramp.ms.
 Gains are linear. format, version, inputs, outputs and matrix are required; \
-a missing gain is 1, a missing mute false.
+a missing gain is 1, a missing mute false. `save` and `show --json` also write what \
+describes the node (id, name, description, input.ports, output.ports, input.links, \
+output.links); `load` reads them and leaves them be. Any other key is refused.
 """
+
+/// A node as `show --json` prints it and `save` writes it: a preset (the keys `load` applies)
+/// plus what describes the node (`id`, `name`, `description`, each port's name and links),
+/// which `load` accepts and ignores. One schema for both.
+struct NodeDocument: Encodable {
+    let preset: Preset
+    let id: UInt32
+    let name: String
+    let description: String
+    let inputPorts: [String]
+    let outputPorts: [String]
+    let inputLinks: [[String]]
+    let outputLinks: [[String]]
+
+    /// The keys that describe the node and are not applied by `load`.
+    static let descriptiveKeys: Set<String> = ["id", "name", "description", "input.ports", "output.ports", "input.links", "output.links"]
+
+    /// The keys of a preset, as Core writes one.
+    static let presetKeys: Set<String> = {
+        guard let mixer = try? Mixer(inputs: 1, outputs: 1), let data = try? JSONEncoder().encode(mixer.preset),
+              let object = try? JSONDecoder().decode([String: AnyJSON].self, from: data) else { return [] }
+        return Set(object.keys)
+    }()
+
+    enum Keys: String, CodingKey {
+        case id, name, description
+        case inputPorts = "input.ports", outputPorts = "output.ports", inputLinks = "input.links", outputLinks = "output.links"
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        try preset.encode(to: encoder)
+        var c = encoder.container(keyedBy: Keys.self)
+        try c.encode(id, forKey: .id)
+        try c.encode(name, forKey: .name)
+        try c.encode(description, forKey: .description)
+        try c.encode(inputPorts, forKey: .inputPorts)
+        try c.encode(outputPorts, forKey: .outputPorts)
+        try c.encode(inputLinks, forKey: .inputLinks)
+        try c.encode(outputLinks, forKey: .outputLinks)
+    }
+}
+
+/// Any JSON value, to look at a file's keys before decoding it.
+enum AnyJSON: Decodable {
+    case value
+    init(from decoder: any Decoder) throws {
+        if let c = try? decoder.container(keyedBy: AnyKey.self) {
+            for key in c.allKeys { _ = try c.decode(AnyJSON.self, forKey: key) }
+        } else if var c = try? decoder.unkeyedContainer() {
+            while !c.isAtEnd { _ = try c.decode(AnyJSON.self) }
+        } else {
+            _ = try decoder.singleValueContainer()
+        }
+        self = .value
+    }
+
+    struct AnyKey: CodingKey {
+        let stringValue: String
+        let intValue: Int? = nil
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+}
 
 struct SaveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,6 +89,7 @@ struct SaveCommand: ParsableCommand {
         abstract: "Save a node's matrix, gains, mutes and ramp to a preset file (- for standard output).",
         discussion: """
         \(presetFormat)
+        The file is what `show --json` prints.
 
         Examples:
           crosspoint save crosspoint evening.json
@@ -31,14 +97,26 @@ struct SaveCommand: ParsableCommand {
         """)
 
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String
-    @Argument(help: ArgumentHelp("The file to write, or - for standard output.", valueName: "file")) var file: String
+    @OptionGroup var output: ReportOptions
+    @Argument(help: ArgumentHelp("The node: name, description or id.", valueName: "node"),
+              completion: .custom { words, _, prefix in Completion.nodes(words, prefix: prefix) })
+    var node: String
+    @Argument(help: ArgumentHelp("The file to write, or - for standard output.", valueName: "file"), completion: .file(extensions: ["json"]))
+    var file: String
+
+    struct Report: Encodable {
+        let node: String
+        let id: UInt32
+        let file: String
+        let inputs: Int
+        let outputs: Int
+    }
 
     func run() throws {
         let session = try connection.connect()
         let target = try session.target(node)
         let mixer = try session.mixer(of: target)
-        let text = try JSONText.encode(mixer.preset)
+        let text = try JSONText.encode(NodeView(target: target, mixer: mixer, graph: session.graph).document)
         if file == "-" {
             print(text, terminator: "")
             return
@@ -48,7 +126,9 @@ struct SaveCommand: ParsableCommand {
         } catch {
             throw CommandError.file(file, "cannot write it (\(reason(error)))")
         }
-        print("\(target.node.name): saved \(mixer.inputs) x \(mixer.outputs) to \(file)")
+        let report = output.reporter
+        report.say("\(target.name): saved \(mixer.inputs) x \(mixer.outputs) to \(file.printable)")
+        try report.emit(Report(node: target.node.name, id: target.node.id, file: file, inputs: mixer.inputs, outputs: mixer.outputs))
     }
 }
 
@@ -64,29 +144,70 @@ struct LoadCommand: ParsableCommand {
         Examples:
           crosspoint load crosspoint evening.json
           crosspoint save a - | crosspoint load b -
+          crosspoint show a --json | crosspoint load b -
         """)
 
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String
-    @Argument(help: ArgumentHelp("The preset file, or - for standard input.", valueName: "file")) var file: String
+    @OptionGroup var output: ReportOptions
+    @Argument(help: ArgumentHelp("The node: name, description or id.", valueName: "node"),
+              completion: .custom { words, _, prefix in Completion.nodes(words, prefix: prefix) })
+    var node: String
+    @Argument(help: ArgumentHelp("The preset file, or - for standard input.", valueName: "file"), completion: .file(extensions: ["json"]))
+    var file: String
 
     func run() throws {
-        let preset = try PresetFile.decode(readInput(file), source: file == "-" ? "standard input" : file)
-        try preset.validateShape()
+        let source = file == "-" ? "standard input" : file
+        let preset = try PresetFile.decode(readInput(file), source: source)
+        // The lists' lengths, said with their nouns (the core's check says "1 inputs").
+        for (key, count, expected, noun) in [
+            ("input.position", preset.inputChannels.count, preset.inputs, "input"),
+            ("output.position", preset.outputChannels.count, preset.outputs, "output"),
+            ("gain.in", preset.inputGains.count, preset.inputs, "input"), ("mute.in", preset.inputMutes.count, preset.inputs, "input"),
+            ("gain.out", preset.outputGains.count, preset.outputs, "output"),
+            ("mute.out", preset.outputMutes.count, preset.outputs, "output"), ("matrix", preset.matrix.count, preset.inputs, "input"),
+        ] where preset.format == Preset.formatTag && count != expected && Mixer.channelLimit.contains(expected) {
+            throw CommandError.file(source, "\(key) has \(counted(count, "entry").replacing("entrys", with: "entries")) "
+                + "but the preset has \(counted(expected, noun))")
+        }
+        do {
+            try preset.validateShape()
+        } catch {
+            throw CommandError.from(error, nil)
+        }
+        let report = output.reporter
         let session = try connection.connect()
         let target = try session.target(node)
-        let mixer = try session.change(target) { (m: inout Mixer) throws(CrosspointError) in try m.apply(preset) }
+        let mixer = try session.change(target, report: report) { m in
+            guard preset.inputs == m.inputs, preset.outputs == m.outputs else {
+                throw CommandError.invalid("the preset is for \(counted(preset.inputs, "input")) x \(counted(preset.outputs, "output")) "
+                    + "but the node has \(m.inputs) x \(m.outputs)")
+            }
+            try m.apply(preset)
+        }
         if let differences = preset.channelNameDifferences(from: mixer) {
-            printError("warning: channel names differ: \(differences)")
+            report.warn("channel names differ: \(differences.printable)")
         }
     }
 }
 
 enum PresetFile {
-    /// Decodes a preset, naming the key of any error (`matrix[1][0]: expected a number`).
+    /// Decodes a preset, naming the key of any error (`matrix[1][0]: expected a number`), and
+    /// refusing keys it does not know (a typo would otherwise be "nothing to change").
     static func decode(_ text: String, source: String) throws -> Preset {
+        let data = Data(text.utf8)
+        if let object = try? JSONDecoder().decode([String: AnyJSON].self, from: data) {
+            let known = NodeDocument.presetKeys.union(NodeDocument.descriptiveKeys)
+            let unknown = object.keys.filter { !known.contains($0) }.sorted()
+            if let first = unknown.first {
+                let guess = known.min { distance(first, $0) < distance(first, $1) }.flatMap { distance(first, $0) <= 3 ? $0 : nil }
+                throw CommandError.file(source, "not a Crosspoint preset: unknown key\(unknown.count == 1 ? "" : "s") "
+                    + unknown.map { "'\($0.printable)'" }.joined(separator: ", ")
+                    + (guess.map { " (did you mean '\($0)'?)" } ?? "")
+                    + "; a preset's keys are " + NodeDocument.presetKeys.sorted().joined(separator: ", "))
+            }
+        }
         do {
-            return try JSONDecoder().decode(Preset.self, from: Data(text.utf8))
+            return try JSONDecoder().decode(Preset.self, from: data)
         } catch let error as DecodingError {
             func path(_ context: DecodingError.Context, _ last: (any CodingKey)? = nil) -> String {
                 var text = ""
@@ -107,6 +228,24 @@ enum PresetFile {
         }
     }
 
+    /// Edit distance, for "did you mean".
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...b.count {
+                let old = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = old
+            }
+        }
+        return row[b.count]
+    }
+
     private static func describe(_ type: Any.Type) -> String {
         switch type {
         case is Double.Type, is [Double].Type: "a number"
@@ -116,6 +255,13 @@ enum PresetFile {
         default: "of the right type (\(type))"
         }
     }
+}
+
+/// The system's reason for a failed file operation ("No such file or directory").
+func reason(_ error: any Error) -> String {
+    if let posix = (error as? CocoaError)?.underlying as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
+    if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
+    return "\(error)"
 }
 
 /// Writes a line to standard error.

@@ -4,8 +4,8 @@ import CrosspointClient
 import CrosspointPipeWire
 import Glibc
 
-/// What the command line itself finds wrong; `CrosspointError` (values, indices, shapes) and
-/// `ClientError` (the daemon) pass through as they are.
+/// What the command line itself finds wrong; `ClientError` (the daemon) passes through as it
+/// is. Every name that came from the daemon or the person is printed escaped (`printable`).
 enum CommandError: Error, CustomStringConvertible {
     case unknownNode(String, crosspointNodes: [String])
     case notCrosspoint(String, id: UInt32)
@@ -18,34 +18,49 @@ enum CommandError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case let .unknownNode(token, nodes):
-            "unknown node '\(token)'; " + (nodes.isEmpty
+            "unknown node '\(token.printable)'; " + (nodes.isEmpty
                 ? "there is no Crosspoint node on this daemon"
                 : "the Crosspoint nodes are: " + nodes.joined(separator: ", "))
         case let .notCrosspoint(token, id):
-            "node '\(token)' (id \(id)) is not a Crosspoint node (it has no crosspoint.inputs property)"
+            "node '\(token.printable)' (id \(id)) is not a Crosspoint node (it has no crosspoint.inputs property)"
         case let .whichNode(nodes):
             nodes.isEmpty ? "there is no Crosspoint node on this daemon"
                 : "there are several Crosspoint nodes; name one: " + nodes.joined(separator: ", ")
         case let .unknownSink(token, sinks):
-            "unknown sink '\(token)'; " + (sinks.isEmpty ? "this daemon has no Audio/Sink" : "the sinks are: " + sinks.joined(separator: ", "))
+            "unknown sink '\(token.printable)'; "
+                + (sinks.isEmpty ? "this daemon has no Audio/Sink" : "the sinks are: " + sinks.joined(separator: ", "))
         case let .file(path, reason):
-            "\(path): \(reason)"
+            "\(path.printable): \(reason)"
         case let .invalid(reason):
             reason
         case let .notApplied(node, detail):
-            "\(node) did not take the change (\(detail)); the daemon's log says why"
+            "\(node.printable) did not take the change (\(detail)); the daemon's log says why"
         }
     }
-}
 
-/// `--remote`, shared by every command that talks to PipeWire.
-struct Connection: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp(
-        "The PipeWire daemon to talk to: a socket name such as pipewire-0 (default: $PIPEWIRE_REMOTE, else pipewire-0).",
-        valueName: "name"))
-    var remote: String?
-
-    func connect() throws -> Session { try Session(client: PipeWireClient(remote: remote)) }
+    /// A core error said the command line's way: counts with their nouns, the valid channel
+    /// names beside an unknown one, ranges in the key's unit.
+    static func from(_ error: CrosspointError, _ mixer: Mixer?) -> CommandError {
+        switch error {
+        case let .indexOutOfRange(what, index, count) where count == 1:
+            return .invalid("\(what) index \(index) is out of range (the node has 1 \(what), numbered 0)")
+        case let .unknownChannel(what, name):
+            guard let mixer else { return .invalid(error.description) }
+            let names = what == "input" ? mixer.inputChannels : mixer.outputChannels
+            return .invalid("no \(what) channel is named '\(name.printable)'; the \(what)s are "
+                + names.joined(separator: ", ") + " (or their indices, 0 to \(names.count - 1))")
+        case let .outOfRange(key, value, range) where key == Parameter.ramp.key:
+            return .invalid("\(key): \(Gain.format(value)) ms is \(value < range.lowerBound ? "below the minimum" : "above the maximum") "
+                + "\(Gain.format(value < range.lowerBound ? range.lowerBound : range.upperBound)) ms")
+        case let .outOfRange(key, value, range):
+            return .invalid("\(key): \(Gain.format(value)) is outside the linear range \(Gain.format(range.lowerBound)) to "
+                + "\(Gain.format(range.upperBound)) (+\(Gain.format(GainInput.maximumDecibels)) dB, either polarity)")
+        case let .unknownKey(key):
+            return .invalid("unknown parameter '\(key.printable)'; `crosspoint params` lists the keys")
+        default:
+            return .invalid(error.description.printable)
+        }
+    }
 }
 
 /// A Crosspoint node found in the graph, with its ports in order.
@@ -54,9 +69,14 @@ struct Target {
     let inputs: [GraphPort]
     let outputs: [GraphPort]
 
-    /// Port names, falling back to the node's naming (`in_<channel>`) for ports not (yet) listed.
-    func inputName(_ i: Int, _ mixer: Mixer) -> String { i < inputs.count ? inputs[i].name : "in_\(mixer.inputChannels[i])" }
-    func outputName(_ j: Int, _ mixer: Mixer) -> String { j < outputs.count ? outputs[j].name : "out_\(mixer.outputChannels[j])" }
+    /// Port names: the node names its ports `in_<channel>` and `out_<channel>`. Made from the
+    /// mixer's channel names, not from the registry, which keeps announcing the name a port
+    /// was created with after a rename (see README, "Channel names").
+    func inputName(_ i: Int, _ mixer: Mixer) -> String { "in_\(mixer.inputChannels[i])" }
+    func outputName(_ j: Int, _ mixer: Mixer) -> String { "out_\(mixer.outputChannels[j])" }
+
+    /// The node's name, safe to print.
+    var name: String { node.name.printable }
 }
 
 /// One connection to the daemon and what it showed when the command started.
@@ -71,11 +91,12 @@ final class Session {
 
     var crosspointNodes: [GraphNode] { graph.nodes.filter { $0.crosspointShape != nil } }
 
-    private func label(_ node: GraphNode) -> String { "\(node.name) (id \(node.id))" }
+    func label(_ node: GraphNode) -> String { "\(node.name.printable) (id \(node.id))" }
 
     /// Finds a Crosspoint node by id, node.name or node.description; with no token, the only one.
-    func target(_ token: String?) throws -> Target {
+    func target(_ typed: String?) throws -> Target {
         let node: GraphNode
+        let token = typed.map(CommandLineWords.restore)
         if let token {
             guard let found = find(token, among: graph.nodes) else {
                 throw CommandError.unknownNode(token, crosspointNodes: crosspointNodes.map(label))
@@ -97,7 +118,8 @@ final class Session {
     }
 
     /// Finds an Audio/Sink by id, node.name or node.description.
-    func sink(_ token: String) throws -> GraphNode {
+    func sink(_ typed: String) throws -> GraphNode {
+        let token = CommandLineWords.restore(typed)
         let sinks = graph.nodes.filter(\.isSink)
         guard let sink = find(token, among: sinks) else { throw CommandError.unknownSink(token, sinks: sinks.map(label)) }
         return sink
@@ -117,63 +139,136 @@ final class Session {
             let names = ports.compactMap(\.channel)
             return names.count >= count ? Array(names.prefix(count)) : nil
         }
-        return try Mixer(
-            inputs: shape.inputs, outputs: shape.outputs,
-            inputChannels: channels(target.inputs, shape.inputs), outputChannels: channels(target.outputs, shape.outputs),
-            props: props)
+        do {
+            return try Mixer(
+                inputs: shape.inputs, outputs: shape.outputs,
+                inputChannels: channels(target.inputs, shape.inputs), outputChannels: channels(target.outputs, shape.outputs),
+                props: props)
+        } catch {
+            throw CommandError.from(error, nil)
+        }
     }
 
     /// Reads the node's mixer, changes a copy with the mixer's own (validating) setters, sends
     /// the keys that differ, and checks that the node took them. Nothing is sent when `change`
-    /// throws. Prints what changed.
+    /// throws. Reports what changed.
+    ///
+    /// - `exact`: any difference is a change. Otherwise (a level typed in dB) a gain whose
+    ///   level in dB is the same at the report's 0.1 dB is left as it is: nothing audible would
+    ///   change.
+    /// - `keys`: the keys to send (a resize, a rename, `param`), in this order, asked once
+    ///   `change` has run; by default the keys that differ between the mixer before and after.
     @discardableResult
-    func change(_ target: Target, _ change: (inout Mixer) throws(CrosspointError) -> Void) throws -> Mixer {
+    func change(
+        _ target: Target, exact: Bool = true, keys: (() -> [Parameter])? = nil, report: Reporter,
+        _ change: (inout Mixer) throws -> Void
+    ) throws -> Mixer {
         let before = try mixer(of: target)
         var after = before
-        try change(&after)
-        let changed = Parameter.all(for: before).filter { $0 != .channelMap && before.value(of: $0) != after.value(of: $0) }
+        do {
+            try change(&after)
+        } catch let error as CrosspointError {
+            throw CommandError.from(error, before)
+        }
+        var unchanged: [String] = []
+        var sent: [Parameter]
+        if let keys {
+            var seen = Set<Parameter>()
+            // A key given twice is sent once, where it was given last.
+            let ordered = keys().reversed().filter { seen.insert($0).inserted }.reversed()
+            // A key the node no longer has once the call is applied (`gain.out.3`, then
+            // `outputs 2`) would change nothing: it is left out.
+            sent = ordered.filter { p in
+                exists(p, in: after) && !(exists(p, in: before) && before.value(of: p) == after.value(of: p))
+            }
+        } else {
+            sent = Parameter.all(for: before).filter { $0 != .channelMap && before.value(of: $0) != after.value(of: $0) }
+        }
+        if !exact {
+            sent.removeAll { p in
+                guard p.kind.family.type == .float, p != .ramp, exists(p, in: before),
+                      case let .number(old) = before.value(of: p), case let .number(new) = after.value(of: p),
+                      signedDecibels(old) == signedDecibels(new) else { return false }
+                unchanged.append("\(p.key) is already \(signedDecibels(old)) dB")
+                return true
+            }
+        }
         let mute: Bool? = before.masterMute != after.masterMute ? after.masterMute : nil
-        guard !changed.isEmpty || mute != nil else {
-            print("\(target.node.name): nothing to change")
-            return after
+        var result = ChangeReport(node: target.node.name, id: target.node.id, changes: [])
+        guard !sent.isEmpty || mute != nil else {
+            report.say("\(target.name): nothing to change" + (unchanged.isEmpty ? "" : " (\(unchanged.joined(separator: "; ")))"))
+            try report.emit(result)
+            return before
         }
-        try client.setProps(
-            ofNode: target.node.id, changed.map { PropsEntry(key: $0.key, value: after.value(of: $0)) }, masterMute: mute)
-        try verify(target, is: after)
+        let entries = sent.map { PropsEntry(key: $0.key, value: after.value(of: $0)) }
+        try client.setProps(ofNode: target.node.id, entries, masterMute: mute)
+        try confirm(target, entries, masterMute: mute)
 
-        var lines = changed.map { p in
-            (describe(p, target, after).map { "\(p.key) (\($0))" } ?? p.key)
-                + ": \(show(before.value(of: p), p)) -> \(show(after.value(of: p), p))"
+        var lines: [String] = []
+        if let mute {
+            result.changes.append(.init(key: "mute.master", what: nil, before: .bool(!mute), after: .bool(mute)))
+            lines.append("master mute: \(mute ? "off -> on" : "on -> off")")
         }
-        if let mute { lines.insert("master mute: \(mute ? "off -> on" : "on -> off")", at: 0) }
+        for (p, entry) in zip(sent, entries) {
+            let old = exists(p, in: before) ? before.value(of: p) : nil
+            let what = describe(p, target, after)
+            result.changes.append(.init(key: entry.key, what: what, before: old.map(JSONValue.init), after: JSONValue(entry.value)))
+            let label = what.map { "\(entry.key) (\($0.printable))" } ?? entry.key
+            let new = show(entry.value, p, reference: old)
+            lines.append(old.map { "\(label): \(show($0, p, reference: entry.value)) -> \(new)" } ?? "\(label): set to \(new)")
+        }
         let shown = 12
-        for line in lines.prefix(shown) { print("\(target.node.name): \(line)") }
-        if lines.count > shown { print("\(target.node.name): ... and \(lines.count - shown) more (\(lines.count) parameters changed)") }
+        if lines.count > shown {
+            lines = Array(lines.prefix(shown)) + ["... and \(lines.count - shown) more (\(lines.count) parameters changed)"]
+        }
+        for line in lines { report.say("\(target.name): \(line)") }
+        try report.emit(result)
         return after
     }
 
-    /// Waits (up to 3 s: a node in another process applies a change after the daemon has
-    /// passed it on) until the node's Props describe `expected`.
-    private func verify(_ target: Target, is expected: Mixer) throws {
+    /// Whether a key exists on a mixer of that shape.
+    private func exists(_ p: Parameter, in mixer: Mixer) -> Bool { p.input < mixer.inputs && p.output < mixer.outputs }
+
+    /// Waits until the node's Props show every key sent with the value sent (up to 3 s: a
+    /// node in another process applies a change after the daemon has passed it on). Only the
+    /// keys sent are compared: another client changing other keys meanwhile is no failure.
+    private func confirm(_ target: Target, _ entries: [PropsEntry], masterMute: Bool?) throws {
         let deadline = ContinuousClock.now + .seconds(3)
+        var wait = 2_000
         while true {
-            let now = try mixer(of: target)
-            if now == expected { return }
-            guard ContinuousClock.now < deadline else {
-                guard now.inputs == expected.inputs, now.outputs == expected.outputs else {
-                    throw CommandError.notApplied(node: target.node.name, detail: "its number of ports changed meanwhile")
+            let props = try client.props(ofNode: target.node.id)
+            var now: [String: ParameterValue] = [:]
+            for entry in props { if let key = entry.key { now[key] = entry.value.parameterValue } }
+            let wrong = entries.first { entry in
+                guard let value = now[entry.key] else {
+                    // A large node lists only its non-zero cross-points.
+                    return !(entry.key.hasPrefix("matrix.") && entry.value == .number(0))
                 }
-                let wrong = Parameter.all(for: now).filter { now.value(of: $0) != expected.value(of: $0) }
-                throw CommandError.notApplied(node: target.node.name, detail: wrong.isEmpty
-                    ? "the master mute or a channel name differs"
-                    : "\(wrong.count) parameters differ, first \(wrong[0].key) = \(now.value(of: wrong[0]))")
+                return !same(value, entry.value)
             }
-            usleep(50_000)
+            let muteWrong = masterMute.map { now["mute"] != .bool($0) } ?? false
+            if wrong == nil && !muteWrong { return }
+            guard ContinuousClock.now < deadline else {
+                let detail = if let wrong {
+                    "\(wrong.key) is \(now[wrong.key]?.description ?? "missing"), sent \(wrong.value)"
+                } else {
+                    "the master mute is not \(masterMute! ? "on" : "off")"
+                }
+                throw CommandError.notApplied(node: target.node.name, detail: detail)
+            }
+            usleep(useconds_t(wait))
+            wait = min(wait * 2, 50_000)
         }
     }
 
+    /// Equal, numbers to Float precision (the node keeps gains and the ramp as Float in Props).
+    private func same(_ a: ParameterValue, _ b: ParameterValue) -> Bool {
+        if case let .number(x) = a, case let .number(y) = b { return x == y || abs(x - y) <= 1e-6 * max(1, abs(y)) }
+        return a == b
+    }
+
     /// What a key acts on, by port names (`in_FL -> out_FR`), for the lines a change prints.
-    private func describe(_ p: Parameter, _ target: Target, _ mixer: Mixer) -> String? {
+    func describe(_ p: Parameter, _ target: Target, _ mixer: Mixer) -> String? {
         switch p.kind {
         case .crosspoint: "\(target.inputName(p.input, mixer)) -> \(target.outputName(p.output, mixer))"
         case .inputGain, .inputMute: target.inputName(p.input, mixer)
@@ -182,16 +277,85 @@ final class Session {
         }
     }
 
-    private func show(_ value: ParameterValue, _ p: Parameter) -> String {
+    /// A value as a report line prints it. A gain whose 0.1 dB text is the same as the
+    /// `reference`'s, though the values differ, gets two decimals (`-6.02 dB -> -6.00 dB`).
+    private func show(_ value: ParameterValue, _ p: Parameter, reference: ParameterValue?) -> String {
         switch value {
         case let .number(v) where p == .ramp: "\(Gain.format(v)) ms"
         case let .number(v) where p.kind.family.type == .int: Gain.format(v)
-        case let .number(v): v == 0 ? "-inf" : "\(Gain.formatDecibels(v)) dB (\(Gain.format(decimal(Float(v)))))"
+        case let .number(v):
+            if v == 0 { "-inf" } else {
+                "\(level(v, reference)) dB (\(Gain.format(decimal(Float(v)))))"
+            }
         case let .bool(b): b ? "on" : "off"
-        default: value.description
+        case let .names(names): names.joined(separator: " ").printable
+        case let .ints(values): values.map(String.init).joined(separator: ",")
         }
+    }
+
+    private func level(_ v: Double, _ reference: ParameterValue?) -> String {
+        if case let .number(r) = reference, r != v, signedDecibels(r) == signedDecibels(v) { return signedDecibels(v, places: 2) }
+        return signedDecibels(v)
     }
 
     /// Re-reads the graph (after making links).
     func refresh() throws { graph = try client.snapshot() }
+}
+
+/// What a changing command did, as `--json` prints it: the keys are the parameter table's
+/// (`matrix.0.1`, `gain.out.1`), plus `mute.master` as presets name it; values as in presets
+/// (linear gains, booleans, lists).
+struct ChangeReport: Encodable {
+    struct Change: Encodable {
+        let key: String
+        /// The ports the key acts on (`in_FL -> out_FR`), when it acts on ports.
+        let what: String?
+        /// Nil for a key the node did not have before (a new channel's gain).
+        let before: JSONValue?
+        let after: JSONValue
+    }
+
+    let node: String
+    let id: UInt32
+    var changes: [Change]
+}
+
+/// A parameter value as JSON.
+enum JSONValue: Encodable, Equatable {
+    case number(Double), bool(Bool), ints([Int]), names([String])
+
+    init(_ value: ParameterValue) {
+        switch value {
+        // A value that is a Float (gains in Props) as the shortest decimal of that Float
+        // (0.5011872, not 0.50118720531463623); any other number as it is.
+        case let .number(v): self = .number(Double(Float(v)) == v ? decimal(Float(v)) : v)
+        case let .bool(b): self = .bool(b)
+        case let .ints(v): self = .ints(v)
+        case let .names(v): self = .names(v)
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case let .number(v): try c.encode(v)
+        case let .bool(b): try c.encode(b)
+        case let .ints(v): try c.encode(v)
+        case let .names(v): try c.encode(v)
+        }
+    }
+}
+
+extension PropsCodec.RawValue {
+    /// The value as the parameter table types it; nil for values no key takes.
+    var parameterValue: ParameterValue? {
+        switch self {
+        case let .number(v): .number(v)
+        case let .bool(b): .bool(b)
+        case let .numbers(v):
+            v.allSatisfy { Int(exactly: $0) != nil } ? .ints(v.map { Int(exactly: $0)! }) : nil
+        case let .strings(v): .names(v)
+        case .invalid: nil
+        }
+    }
 }

@@ -39,7 +39,7 @@ struct ListCommand: ParsableCommand {
             return
         }
         printTable([["ID", "NAME", "DESCRIPTION", "INPUTS", "OUTPUTS"]]
-            + entries.map { ["\($0.id)", $0.name, $0.description, "\($0.inputs)", "\($0.outputs)"] },
+            + entries.map { ["\($0.id)", $0.name.printable, $0.description.printable, "\($0.inputs)", "\($0.outputs)"] },
             terminal: Terminal(colour: .auto, width: nil))
     }
 }
@@ -59,11 +59,15 @@ struct ShowCommand: ParsableCommand {
           crosspoint show xp-4x3 --color never
           crosspoint show big --width 120
           crosspoint show crosspoint --json | jq '.matrix'
+          crosspoint show a --json | crosspoint load b -   (the same schema as presets)
         """)
 
     @OptionGroup var connection: Connection
-    @Argument(help: "The node: name, description or id.") var node: String?
-    @Flag(help: "Print JSON: linear gains, mutes, the matrix as rows, and each port's links.") var json = false
+    @Argument(help: ArgumentHelp("The node: name, description or id.", valueName: "node"),
+              completion: .custom { words, _, prefix in Completion.nodes(words, prefix: prefix) })
+    var node: String?
+    @Flag(help: "Print JSON: the preset `save` writes (linear gains, mutes, the matrix as rows) and each port's name and links.")
+    var json = false
     @Option(help: "Colour: auto (on a terminal), always or never.") var color: Terminal.ColourChoice = .auto
     @Option(help: "Fit the table into this many columns (default: the terminal's width; unlimited when piped).")
     var width: Int?
@@ -74,7 +78,7 @@ struct ShowCommand: ParsableCommand {
         let mixer = try session.mixer(of: target)
         let view = NodeView(target: target, mixer: mixer, graph: session.graph)
         if json {
-            print(try JSONText.encode(view.json), terminator: "")
+            print(try JSONText.encode(view.document), terminator: "")
         } else {
             print(view.text(Terminal(colour: color, width: width)), terminator: "")
         }
@@ -89,54 +93,21 @@ struct NodeView {
 
     var inputNames: [String] { (0..<mixer.inputs).map { target.inputName($0, mixer) } }
     var outputNames: [String] { (0..<mixer.outputs).map { target.outputName($0, mixer) } }
+    /// The names as the table prints them (escaped).
+    private var inputLabels: [String] { inputNames.map(\.printable) }
+    private var outputLabels: [String] { outputNames.map(\.printable) }
 
     func peers(_ ports: [GraphPort], _ k: Int) -> [String] { k < ports.count ? graph.peers(of: ports[k]) : [] }
 
     // MARK: JSON
 
-    struct Strip: Encodable {
-        let index: Int
-        let port: String
-        let channel: String
-        let gain: Double
-        let mute: Bool
-        let links: [String]
-    }
-
-    struct Master: Encodable {
-        let gain: Double
-        let mute: Bool
-    }
-
-    struct JSON: Encodable {
-        let id: UInt32
-        let name: String
-        let description: String
-        let inputs: [Strip]
-        let outputs: [Strip]
-        let master: Master
-        let matrix: [[Double]]
-        let rampMilliseconds: Double
-        enum CodingKeys: String, CodingKey {
-            case id, name, description, inputs, outputs, master, matrix
-            case rampMilliseconds = "ramp.ms"
-        }
-    }
-
-    var json: JSON {
-        JSON(
-            id: target.node.id, name: target.node.name, description: target.node.description,
-            inputs: (0..<mixer.inputs).map { i in
-                Strip(index: i, port: inputNames[i], channel: mixer.inputChannels[i], gain: decimal(mixer.inputGains[i]),
-                      mute: mixer.inputMutes[i], links: peers(target.inputs, i))
-            },
-            outputs: (0..<mixer.outputs).map { j in
-                Strip(index: j, port: outputNames[j], channel: mixer.outputChannels[j], gain: decimal(mixer.outputGains[j]),
-                      mute: mixer.outputMutes[j], links: peers(target.outputs, j))
-            },
-            master: Master(gain: decimal(mixer.masterGain), mute: mixer.masterMute),
-            matrix: (0..<mixer.inputs).map { i in (0..<mixer.outputs).map { decimal(mixer.crosspoint(input: i, output: $0)) } },
-            rampMilliseconds: mixer.rampMilliseconds)
+    /// The preset with the node's description, ports and links: `show --json` and `save`.
+    var document: NodeDocument {
+        NodeDocument(
+            preset: mixer.preset, id: target.node.id, name: target.node.name, description: target.node.description,
+            inputPorts: inputNames, outputPorts: outputNames,
+            inputLinks: (0..<mixer.inputs).map { peers(target.inputs, $0) },
+            outputLinks: (0..<mixer.outputs).map { peers(target.outputs, $0) })
     }
 
     // MARK: Table
@@ -144,7 +115,7 @@ struct NodeView {
     /// A gain as a cell: its text in dB and its colour.
     private func cell(_ gain: Float) -> (String, Terminal.Style?) {
         let style: Terminal.Style? = gain == 0 ? .dim : gain < 0 ? .magenta : gain == 1 ? .green : .yellow
-        return (Gain.formatDecibels(Double(gain)), style)
+        return (signedDecibels(Double(gain)), style)
     }
 
     /// Column headers that fit: the output port names if they are short, else the part after
@@ -152,7 +123,7 @@ struct NodeView {
     /// that is wider than a cell. Returns the header lines (one string per column), the
     /// corner label and the column width.
     private func columnHeaders(cellWidth: Int) -> (lines: [[String]], corner: String, width: Int) {
-        let names = outputNames
+        let names = outputLabels
         let longest = names.map(\.count).max() ?? 0
         if longest <= max(cellWidth, 8) { return ([names], "", max(cellWidth, longest)) }
         let prefix = commonPrefix(names)
@@ -164,9 +135,9 @@ struct NodeView {
     }
 
     func text(_ t: Terminal) -> String {
-        var out = "\(t.paint(target.node.name, .bold)) (node \(target.node.id)) \"\(target.node.description)\": "
-            + "\(mixer.inputs) input\(mixer.inputs == 1 ? "" : "s") x \(mixer.outputs) output\(mixer.outputs == 1 ? "" : "s"); "
-            + "master \(Gain.formatDecibels(Double(mixer.masterGain))) dB\(mixer.masterMute ? " " + t.paint("MUTED", .red) : ""); "
+        var out = "\(t.paint(target.name, .bold)) (node \(target.node.id)) \"\(target.node.description.printable)\": "
+            + "\(counted(mixer.inputs, "input")) x \(counted(mixer.outputs, "output")); "
+            + "master \(signedDecibels(Double(mixer.masterGain))) dB\(mixer.masterMute ? " " + t.paint("MUTED", .red) : ""); "
             + "ramp \(Gain.format(mixer.rampMilliseconds)) ms\n"
         out += "Gains in dB: -inf = silence, ø = flipped polarity, M = muted.\nRows are inputs, columns are outputs.\n\n"
 
@@ -176,7 +147,7 @@ struct NodeView {
         let cellWidth = max(4, (cells.flatMap { $0 } + outGains).map(\.0.count).max() ?? 4)
         let (headers, corner, width) = columnHeaders(cellWidth: cellWidth)
 
-        let labelWidth = max(inputNames.map(\.count).max()!, 4, corner.count)
+        let labelWidth = max(inputLabels.map(\.count).max()!, 4, corner.count)
         let gainWidth = max(4, inGains.map(\.0.count).max()!)
         let left = labelWidth + 1 + gainWidth + 1 + 4 + 3  // label gain mute " | "
         let perBlock = max(1, ((t.width ?? Int.max) - left) / (width + 1))
@@ -204,7 +175,7 @@ struct NodeView {
             }
             out += String(repeating: "-", count: left - 2) + "+" + String(repeating: "-", count: columns.count * (width + 1)) + "\n"
             for i in 0..<mixer.inputs {
-                out += row(inputNames[i], .bold, inGains[i], (mixer.inputMutes[i] ? "M" : "", .red), columns.map { cells[i][$0] })
+                out += row(inputLabels[i], .bold, inGains[i], (mixer.inputMutes[i] ? "M" : "", .red), columns.map { cells[i][$0] })
             }
             out += "\n"
         }
@@ -214,8 +185,8 @@ struct NodeView {
 
     /// Each port and what it is linked to; runs of three or more unlinked ports on one line.
     private func links(_ t: Terminal) -> String {
-        let all = inputNames.enumerated().map { ($1, "<-", peers(target.inputs, $0)) }
-            + outputNames.enumerated().map { ($1, "->", peers(target.outputs, $0)) }
+        let all = inputLabels.enumerated().map { ($1, "<-", peers(target.inputs, $0).map(\.printable)) }
+            + outputLabels.enumerated().map { ($1, "->", peers(target.outputs, $0).map(\.printable)) }
         let nameWidth = all.map(\.0.count).max() ?? 0
         var out = ""
         var k = 0

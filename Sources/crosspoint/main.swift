@@ -1,1 +1,1 @@
-Crosspoint.main()
+Crosspoint.run(Array(CommandLine.arguments.dropFirst()))

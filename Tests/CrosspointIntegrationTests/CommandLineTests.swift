@@ -155,16 +155,19 @@ struct CommandLineTests {
 
         let json = sandbox.crosspoint("show", "xp-show", "--json")
         expectSuccess(json, "show --json")
+        // One schema with presets (issue 14): the preset's keys, plus the node's id, name,
+        // description, port names and links.
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["name"] as? String == "xp-show" && object["id"] as? Int == id && object["description"] as? String == "Show me")
+        #expect(object["format"] as? String == "crosspoint-preset" && object["inputs"] as? Int == 2 && object["outputs"] as? Int == 3)
         let matrix = try #require(object["matrix"] as? [[Double]])
         #expect(matrix == [[1, 0.5, 0], [0, -0.25, 0.1]])
-        let inputs = try #require(object["inputs"] as? [[String: Any]])
-        let outputs = try #require(object["outputs"] as? [[String: Any]])
-        #expect(inputs.map { $0["port"] as? String } == ["in_FL", "in_FR"] && inputs.map { $0["mute"] as? Bool } == [false, true])
-        #expect(outputs.map { $0["links"] as? [String] } == [["snap:playback_FL"], [], ["snap:playback_FR"]])
-        #expect(number(outputs[2]["gain"]).map { abs($0 - 0.70794576) < 1e-6 } == true)
-        #expect((object["master"] as? [String: Any])?["mute"] as? Bool == false && number(object["ramp.ms"]) == 0)
+        #expect(object["input.ports"] as? [String] == ["in_FL", "in_FR"] && object["mute.in"] as? [Bool] == [false, true])
+        #expect(object["output.links"] as? [[String]] == [["snap:playback_FL"], [], ["snap:playback_FR"]])
+        #expect(object["input.links"] as? [[String]] == [[], []])
+        let outputGains = try #require(object["gain.out"] as? [Double])
+        #expect(outputGains.count == 3 && abs(outputGains[2] - 0.70794576) < 1e-6)
+        #expect(object["mute.master"] as? Bool == false && number(object["ramp.ms"]) == 0)
     }
 
     @Test func showFitsA64x64MatrixIntoTheTerminalWidth() throws {
@@ -188,7 +191,8 @@ struct CommandLineTests {
         #expect(markdown.succeeded && markdown.stdout == Parameter.markdownTable() + "\n")
         let plain = Sandbox.run([crosspointExecutable, "params"], environment: ProcessInfo.processInfo.environment)
         for family in Parameter.families { #expect(plain.stdout.contains(family.pattern) && plain.stdout.contains(family.summary)) }
-        for command in ["list", "show", "set", "gain", "mute", "unmute", "map", "matrix", "route", "devices", "save", "load", "params"] {
+        for command in ["list", "show", "set", "gain", "mute", "unmute", "map", "matrix", "ramp", "resize", "rename", "param", "route",
+                        "unroute", "devices", "save", "load", "params"] {
             let help = Sandbox.run([crosspointExecutable, command, "--help"], environment: ProcessInfo.processInfo.environment)
             #expect(help.succeeded && help.stdout.contains("Examples:") && help.stdout.contains("crosspoint \(command)"),
                     "\(command) --help:\n\(help.stdout)\(help.stderr)")
@@ -209,7 +213,7 @@ struct CommandLineTests {
         #expect(set.stdout == "xp-cli: matrix.0.1 (in_FL -> out_FR): -inf -> -6.0 dB (0.5011872)\n")
         expectSuccess(sandbox.crosspoint("gain", "xp-cli", "in", "1", "0.5"), "gain in")
         expectSuccess(sandbox.crosspoint("gain", "xp-cli", "master", "-inf"), "gain master")
-        expectSuccess(sandbox.crosspoint("gain", "xp-cli", "master", "2"), "gain master")
+        expectSuccess(sandbox.crosspoint("gain", "xp-cli", "master", "2x"), "gain master")  // a bare 2 is refused (issue 14)
         expectSuccess(sandbox.crosspoint("mute", "xp-cli", "out", "FL"), "mute out")
         var props = try sandbox.props("xp-cli")
         #expect(number(props["matrix.0.1"]).map { abs($0 - 0.5011872) < 1e-6 } == true)
@@ -410,13 +414,14 @@ struct CommandLineTests {
             (["set", "xp-cli", "9", "0", "1"], "input index 9 is out of range (the node has 2, numbered 0 to 1)"),
             (["set", "xp-cli", "0", "SW", "1"], "no output channel is named 'SW'"),
             (["set", "xp-cli", "0", "0", "loud"], "gain: 'loud' is not a gain; write 0.5, -6dB or -inf"),
-            (["set", "xp-cli", "0", "0", "30dB"], "matrix.0.0: 31.62"),
+            (["set", "xp-cli", "0", "0", "30dB"], "matrix.0.0: 30dB is above the maximum +20 dB"),
             (["set", "xp-cli", "0", "0"], "missing GAIN"),
             (["set", "nope", "0", "0", "1"], "unknown node 'nope'; the Crosspoint nodes are: xp-cli (id"),
             (["set", "Dummy-Driver", "0", "0", "1"], "node 'Dummy-Driver' (id"),
             (["gain", "xp-cli", "middle", "1"], "'middle' is not master, in or out"),
             (["gain", "xp-cli", "out", "5", "-3dB"], "output index 5 is out of range"),
-            (["gain", "xp-cli", "master", "-11"], "gain.master: -11.0 is outside -10.0...10.0"),
+            (["gain", "xp-cli", "master", "-11"], "-11 is a linear gain of +20.8 dB, flipped; did you mean -11dB?"),
+            (["gain", "xp-cli", "master", "-11x"], "gain.master: -11x is outside the linear range -10 to 10"),
             (["mute", "xp-cli", "out"], "'out' needs an index or channel name after it"),
             (["unmute", "xp-cli", "in", "RR"], "no input channel is named 'RR'"),
             (["map", "xp-cli", "0,0,0"], "channel-map has 3 entries but the node has 2 outputs"),
@@ -425,7 +430,8 @@ struct CommandLineTests {
             (["matrix", "xp-cli", "\(directory)/missing.txt"], "missing.txt: cannot read it (No such file or directory)"),
             (["matrix", "xp-cli", "\(directory)/rows3.txt"], "matrix has 3 rows but the node has 2 inputs"),
             (["matrix", "xp-cli", "\(directory)/word.txt"], "word.txt: line 1: 'zero' is not a gain"),
-            (["matrix", "xp-cli", "\(directory)/big.txt"], "matrix.1.1: 11.0 is outside -10.0...10.0"),
+            (["matrix", "xp-cli", "\(directory)/big.txt"], "big.txt: line 2: 11 is a linear gain of +20.8 dB; did you mean 11dB?"),
+            (["matrix", "xp-cli", "--linear", "\(directory)/big.txt"], "big.txt: line 2: matrix.1.1: 11 is outside the linear range -10 to 10"),
             (["load", "xp-cli", "\(directory)/notjson.json"], "notjson.json: not a Crosspoint preset: not valid JSON"),
             (["load", "xp-cli", "\(directory)/wrongkind.json"], "format: is 'other'; a Crosspoint preset says 'crosspoint-preset'"),
             (["load", "xp-cli", "\(directory)/cell.json"], "cell.json: not a Crosspoint preset: 'matrix[1][1]' is not a number"),
@@ -433,7 +439,7 @@ struct CommandLineTests {
             (["route", "xp-cli", "--to", "nosink"], "unknown sink 'nosink'; the sinks are: dev4 (id"),
             (["route", "xp-cli", "--to", "dev4", "--channels", "RL,XX"], "sink 'dev4' has no channel 'XX'; its channels are FL FR RL RR"),
             (["route", "xp-cli", "--to", "dev4", "--channels", "FL,FR,RL"], "--channels names 3 channels but the node has 2 outputs"),
-            (["route", "xp-cli", "--to", "dev4", "--offset", "4"], "--offset 4 is past the last of sink 'dev4''s 4 channels"),
+            (["route", "xp-cli", "--to", "dev4", "--offset", "4"], "--offset 4 is past the last channel of sink 'dev4': it has 4 channels"),
             (["route", "xp-cli", "--to", "dev4", "--offset", "1", "--channels", "FL"], "give --channels or --offset, not both"),
             (["route", "xp-cli", "--to", "dev4", "--from", "2"], "output index 2 is out of range"),
             (["show", "nope"], "unknown node 'nope'"),
