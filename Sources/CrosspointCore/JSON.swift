@@ -1,6 +1,6 @@
 /// A JSON value, and the one way Crosspoint writes JSON: presets, `show --json`, the node's
-/// state file. Pretty-printed with two spaces; a list of plain values stays on one line (a
-/// matrix row reads as a row); keys keep their order. Plain Swift, no Foundation: the module
+/// state file. Pretty-printed with two spaces; a list or record of plain values stays on one
+/// line (a matrix row reads as a row, a link as a link); keys keep their order. Plain Swift, no Foundation: the module
 /// in the daemon writes its state with it. (Reading is SPA-JSON's parser, in CrosspointPipeWire.)
 public indirect enum JSONValue: Equatable, Sendable {
     case null
@@ -75,6 +75,17 @@ public indirect enum JSONValue: Equatable, Sendable {
             }
         case let .object(pairs):
             if pairs.isEmpty { out += "{}"; return }
+            if indent != nil && pairs.allSatisfy(\.1.isPlain) {  // a record of plain values: one line
+                out += "{"
+                for (k, (key, value)) in pairs.enumerated() {
+                    if k > 0 { out += ", " }
+                    JSONValue.quote(key, into: &out)
+                    out += ": "
+                    value.write(to: &out, indent: indent)
+                }
+                out += "}"
+                return
+            }
             out += "{"
             for (k, (key, value)) in pairs.enumerated() {
                 if let indent {

@@ -5,6 +5,8 @@ import Foundation
 #endif
 import ArgumentParser
 import Glibc
+import CrosspointCore
+import CrosspointPipeWire
 
 /// Where output goes and how it looks: colour and width on a terminal, plain text when piped.
 struct Terminal {
@@ -64,117 +66,18 @@ func printTable(_ rows: [[String]], terminal: Terminal) {
     }
 }
 
-/// JSON for people and scripts: pretty printed, keys sorted, and every list of plain values
-/// (a matrix row, a list of channel names) on one line.
+/// JSON for people and scripts, in the one style Crosspoint writes (`JSONValue.text`, as the
+/// node's state file): keys sorted, every list of plain values (a matrix row, a list of
+/// channel names) on one line.
 enum JSONText {
     static func encode(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return pretty(String(decoding: try encoder.encode(value), as: UTF8.self)) + "\n"
-    }
-
-    /// Re-indents compact JSON: containers holding containers open one item a line,
-    /// containers of plain values stay on one line.
-    static func pretty(_ compact: String) -> String {
-        let tokens = tokenize(compact)
-        var out = ""
-        var depth = 0
-        var k = 0
-        func newline() { out += "\n" + String(repeating: "  ", count: depth) }
-        while k < tokens.count {
-            let token = tokens[k]
-            switch token {
-            case "[", "{":
-                if let end = flatEnd(tokens, from: k) {
-                    out += tokens[k...end].joined().replacingOccurrences(",", with: ", ").replacingOccurrences(":", with: ": ")
-                    k = end + 1
-                    continue
-                }
-                out += token
-                depth += 1
-                newline()
-            case "]", "}":
-                depth -= 1
-                newline()
-                out += token
-            case ",":
-                out += ","
-                newline()
-            case ":":
-                out += ": "
-            default:
-                out += token
-            }
-            k += 1
-        }
-        return out
-    }
-
-    /// The index of the bracket closing the container opened at `start`, if it holds no container.
-    private static func flatEnd(_ tokens: [String], from start: Int) -> Int? {
-        var k = start + 1
-        while k < tokens.count {
-            switch tokens[k] {
-            case "[", "{": return nil
-            case "]", "}": return k
-            default: k += 1
-            }
-        }
-        return nil
-    }
-
-    /// Splits compact JSON into brackets, commas, colons and literals (strings kept whole).
-    private static func tokenize(_ text: String) -> [String] {
-        var tokens: [String] = []
-        var current = ""
-        var inString = false
-        var escaped = false
-        for c in text {
-            if inString {
-                current.append(c)
-                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { inString = false }
-                continue
-            }
-            switch c {
-            case "\"":
-                inString = true
-                current.append(c)
-            case "[", "]", "{", "}", ",", ":":
-                if !current.isEmpty { tokens.append(current); current = "" }
-                tokens.append(String(c))
-            case " ", "\n", "\t":
-                continue
-            default:
-                current.append(c)
-            }
-        }
-        if !current.isEmpty { tokens.append(current) }
-        return tokens
-    }
-}
-
-extension String {
-    /// Replaces outside JSON strings only (the strings in a flat container are keys and names).
-    fileprivate func replacingOccurrences(_ target: Character, with replacement: String) -> String {
-        var out = ""
-        var inString = false
-        var escaped = false
-        for c in self {
-            if inString {
-                if escaped { escaped = false } else if c == "\\" { escaped = true } else if c == "\"" { inString = false }
-                out.append(c)
-            } else if c == "\"" {
-                inString = true
-                out.append(c)
-            } else if c == target {
-                out += replacement
-            } else {
-                out.append(c)
-            }
-        }
-        return out
+        let compact = String(decoding: try encoder.encode(value), as: UTF8.self)
+        guard let json = JSONValue(parsing: compact) else { throw CommandError.invalid("internal error: unreadable JSON") }
+        return json.text
     }
 }
 
 /// A gain as a decimal that reads back as the same Float (`0.3`, not `0.30000001192092896`).
-func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
+func decimal(_ value: Float) -> Double { Preset.decimal(value) }

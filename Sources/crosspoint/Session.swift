@@ -212,7 +212,7 @@ final class Session {
         for (p, entry) in zip(sent, entries) {
             let old = exists(p, in: before) ? before.value(of: p) : nil
             let what = describe(p, target, after)
-            result.changes.append(.init(key: entry.key, what: what, before: old.map(JSONValue.init), after: JSONValue(entry.value)))
+            result.changes.append(.init(key: entry.key, what: what, before: old.map(ReportValue.init), after: ReportValue(entry.value)))
             let label = what.map { "\(entry.key) (\($0.printable))" } ?? entry.key
             let new = show(entry.value, p, reference: old)
             lines.append(old.map { "\(label): \(show($0, p, reference: entry.value)) -> \(new)" } ?? "\(label): set to \(new)")
@@ -311,8 +311,8 @@ struct ChangeReport: Encodable {
         /// The ports the key acts on (`in_FL -> out_FR`), when it acts on ports.
         let what: String?
         /// Nil for a key the node did not have before (a new channel's gain).
-        let before: JSONValue?
-        let after: JSONValue
+        let before: ReportValue?
+        let after: ReportValue
     }
 
     let node: String
@@ -320,8 +320,8 @@ struct ChangeReport: Encodable {
     var changes: [Change]
 }
 
-/// A parameter value as JSON.
-enum JSONValue: Encodable, Equatable {
+/// A parameter value in a change report.
+enum ReportValue: Encodable, Equatable {
     case number(Double), bool(Bool), ints([Int]), names([String])
 
     init(_ value: ParameterValue) {

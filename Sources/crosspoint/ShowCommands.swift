@@ -225,5 +225,5 @@ extension String {
         return String(s)
     }
 
-    func trimmingSpaces() -> String { String(trimmingTrailingSpaces().drop { $0 == " " }) }
+    func trimmingSpaces() -> String { String(Substring(self).trimmingSpaces()) }
 }

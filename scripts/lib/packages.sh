@@ -3,6 +3,7 @@ CROSSPOINT_PACKAGES=(
     pkg-config libpipewire-0.3-dev libspa-0.2-dev   # building the module and the command
     pipewire pipewire-bin wireplumber dbus           # the daemon, pw-cli, pw-cat, pw-dump
     sox python3                                      # making and measuring test audio
+    tmux zsh fish                                    # typing into real shells (completions)
     libopenblas-dev                                  # the benchmark's reference
 )
 
