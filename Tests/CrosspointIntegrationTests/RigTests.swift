@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// The test rig's measure of delay, on made-up recordings (no daemon): a delay added by the
-/// node must show, whatever delay the tools add.
-struct ComparisonTests {
+/// The test rig's own parts, on made-up data (no daemon): its measure of delay (a delay
+/// added by the node must show, whatever delay the tools add), the channel-map form, and
+/// its reading of pw-dump.
+struct RigTests {
     let signal = TestSignal(channels: 2)
 
     /// `channels` delayed by `delay` samples (silence before), with 0.1 s of silence after.
@@ -55,5 +56,30 @@ struct ComparisonTests {
     @Test func channelMapsTakeTheFormOfTheInstalledPipeWire() {
         let map = PipeWire.channelMap(["AUX0", "AUX1", "AUX2"])
         #expect(map == (PipeWire.atLeast(1, 3, 81) ? "[ AUX0 AUX1 AUX2 ]" : "AUX0,AUX1,AUX2"), "PipeWire \(PipeWire.version)")
+    }
+
+    /// pw-dump 0.3.65 sometimes prints, before its list, a list of the objects that went
+    /// while it started (seen in a test: `[ { "id": 41, "info": null } ]`).
+    @Test func pwDumpOutputWithAListOfRemovedObjectsReadsAsOneGraph() throws {
+        let dump = """
+            [
+              {
+                "id": 41,
+                "info": null
+              }
+            ]
+            [
+              { "id": 0, "type": "PipeWire:Interface:Core", "info": { "props": { } } },
+              { "id": 41, "type": "PipeWire:Interface:Client", "info": { "props": { } } },
+              { "id": 42, "type": "PipeWire:Interface:Node", "info": { "props": { "node.name": "xp" } } }
+            ]
+            [
+              { "id": 41, "info": null }
+            ]
+            """
+        let graph = try Graph(dump: dump)
+        #expect(graph.objects.compactMap { $0["id"] as? Int } == [0, 42])
+        #expect(graph.nodeID("xp") == 42)
+        #expect(throws: SandboxError.self) { try Graph(dump: "[ { \"id\": 0,") }
     }
 }
