@@ -94,7 +94,7 @@ struct MachineInfo {
         var tm = tm()
         localtime_r(&t, &tm)
         var buffer = [CChar](repeating: 0, count: 64)
-        _ = buffer.withUnsafeMutableBufferPointer { strftime($0.baseAddress, $0.count, "%Y-%m-%d %H:%M %Z", &tm) }
+        _ = buffer.withUnsafeMutableBufferPointer { strftime($0.baseAddress!, $0.count, "%Y-%m-%d %H:%M %Z", &tm) }
         info.date = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         if let core = openblas_get_corename() { info.blasCore = String(cString: core) }
         if let config = openblas_get_config() { info.blasConfig = String(cString: config) }

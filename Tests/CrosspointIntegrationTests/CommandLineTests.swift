@@ -21,39 +21,6 @@ extension Sandbox {
         run([crosspointExecutable] + arguments, timeout: 30)
     }
 
-    /// Plays `signal` (channel i into input i) through `node`, whose outputs someone has
-    /// linked to `sink`, and records the sink's monitor: one recorded channel per sink channel.
-    func recordSink(_ sink: String, positions: [String], node: String, signal: TestSignal) throws -> [[Float]] {
-        let tag = "\(node)-\(UInt32.random(in: 0..<UInt32.max))"
-        let recorder = "recorder-\(tag)", player = "player-\(tag)"
-        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
-        defer {
-            try? FileManager.default.removeItem(atPath: wav)
-            try? FileManager.default.removeItem(atPath: recorded)
-        }
-        try Wave.write(signal.channels, to: wav)
-        let recording = try start([
-            "pw-record", "--target", sink, "-P", "{ stream.capture.sink = true node.name = \(recorder) }",
-            "--channels", "\(positions.count)", "--channel-map", positions.joined(separator: ","), "--format", "f32", recorded,
-        ])
-        guard shell("pw_wait_ports \(recorder) \(positions.count) input").succeeded else { throw SandboxError("recorder did not start") }
-        usleep(300_000)
-        let playing = try start([
-            "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = \(player) }",
-            "--channels", "\(signal.channels.count)",
-            "--channel-map", (0..<signal.channels.count).map { "AUX\($0)" }.joined(separator: ","), wav,
-        ])
-        let inputs = try portNames(of: node, direction: "input")
-        let links = ["pw_wait_ports \(player) \(signal.channels.count) output"]
-            + inputs.prefix(signal.channels.count).enumerated().map { "pw-link '\(player):output_AUX\($0)' '\(node):\($1)'" }
-        let linked = shell(links.joined(separator: " && "))
-        guard linked.succeeded else { playing.stop(); recording.stop(); throw SandboxError("linking inputs: \(linked.stderr)") }
-        playing.wait(timeout: 30)
-        usleep(300_000)
-        recording.stop()
-        return try Wave.read(recorded)
-    }
-
     /// A node's Props as pw-dump shows them (key -> value), after `crosspoint` changed them.
     func props(_ node: String) throws -> [String: Any] { try Graph(self).params(of: node) }
 }
@@ -278,8 +245,7 @@ struct CommandLineTests {
         let signal = TestSignal(channels: 64, seconds: 0.8, amplitude: 0.1)
         let recorded = try sandbox.playThrough(node: "xp-64", signal: signal, linkedInputs: feeding, linkedOutputs: Set(listened))
         let expected = signal.expected(gains: rows, linkedInputs: feeding)
-        let comparison = try Comparison(recorded: listened.map { recorded[$0] }, expected: listened.map { expected[$0] })
-        #expect(comparison.maxError.allSatisfy { $0 <= 1e-4 }, "\(comparison)")
+        try Comparison(recording: recorded.outputs(listened), expected: listened.map { expected[$0] }).expectMatch()
     }
 
     // MARK: Routing
@@ -288,7 +254,8 @@ struct CommandLineTests {
         let sandbox = try startSandbox()
         defer { sandbox.stop() }
         let positions = ["FL", "FR", "RL", "RR"]
-        expectSuccess(sandbox.shell("pw_null_sink dev4 'FL FR RL RR' && pw_null_sink dev4b 'FL FR RL RR'"), "sinks")
+        // Four channels for the node, and FC for the recording's reference path.
+        expectSuccess(sandbox.shell("pw_null_sink dev4 'FL FR RL RR FC' && pw_null_sink dev4b 'FL FR RL RR FC'"), "sinks")
         let signal = TestSignal(channels: 2)
         let expected = signal.expected(gains: [[0, 0, 1, 0], [0, 0, 0, 1]], linkedInputs: [0, 1])
 
@@ -315,9 +282,9 @@ struct CommandLineTests {
             #expect(links.contains([out[0]!, into[2]!]) && links.contains([out[1]!, into[3]!]))
             #expect(!links.contains { $0.count == 2 && [into[0], into[1]].contains($0[1]) }, "nothing linked to FL, FR")
 
-            let recorded = try sandbox.recordSink(sink, positions: positions, node: "xp-cli", signal: signal)
-            let comparison = try Comparison(recorded: recorded, expected: expected)
-            #expect(comparison.maxError.allSatisfy { $0 <= 1e-4 }, "\(sink) \(option): \(comparison)")
+            let recorded = try sandbox.recordSink(sink, positions: positions, reference: "FC", node: "xp-cli", signal: signal)
+            let comparison = try Comparison(recording: recorded, expected: expected)
+            comparison.expectMatch("\(sink) \(option)")
             #expect(comparison.peak[0] == 0 && comparison.peak[1] == 0, "FL and FR stay silent: \(comparison)")
 
             let again = sandbox.run([crosspointExecutable, "route", "xp-cli", "--to", sink] + option)

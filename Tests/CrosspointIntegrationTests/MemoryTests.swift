@@ -26,8 +26,8 @@ struct MemoryTests {
         #expect(sandbox.run(["pw-cli", "set-param", "\(id)", "Props", json]).succeeded)
     }
 
-    func linkToSink(_ sink: String) {
-        sandbox.shell("pw_null_sink \(sink) 'FL FR' && pw-link xp-mem:out_FL \(sink):playback_FL && pw-link xp-mem:out_FR \(sink):playback_FR")
+    func linkToSink(_ sink: String, positions: String = "FL FR") {
+        sandbox.shell("pw_null_sink \(sink) '\(positions)' && pw-link xp-mem:out_FL \(sink):playback_FL && pw-link xp-mem:out_FR \(sink):playback_FR")
     }
 
     func links(of node: String) -> [String] {
@@ -62,33 +62,18 @@ struct MemoryTests {
     }
 
     @Test func aReplugRestoresTheLinksAndAudioReachesTheDevice() throws {
-        linkToSink("usb")
+        linkToSink("usb", positions: "FL FR FC")  // FC: for the recording's reference path
         usleep(500_000)
         sandbox.shell("pw_destroy_node usb")
         #expect(links(of: "xp-mem:out").isEmpty)
         usleep(500_000)
-        sandbox.shell("pw_null_sink usb 'FL FR'")
+        sandbox.shell("pw_null_sink usb 'FL FR FC'")
         #expect(waitForLinks(["usb:playback_FL", "usb:playback_FR"]) == ["usb:playback_FL", "usb:playback_FR"])
-        // Audio through the node reaches the replugged device: record its monitor.
+        // Audio through the node reaches the replugged device: record its monitor (its
+        // FC, which the node does not feed, takes the recording's reference path).
         let signal = TestSignal(channels: 2)
-        let recorder = try sandbox.start([
-            "pw-record", "--target", "usb", "-P", "{ stream.capture.sink = true node.name = usb-rec }",
-            "--channels", "2", "--format", "f32", NSTemporaryDirectory() + "usb-\(getpid()).wav",
-        ])
-        defer { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "usb-\(getpid()).wav") }
-        sandbox.shell("pw_wait_ports usb-rec 2 input")
-        usleep(300_000)
-        let wav = NSTemporaryDirectory() + "usb-in-\(getpid()).wav"
-        try Wave.write(signal.channels, to: wav)
-        defer { try? FileManager.default.removeItem(atPath: wav) }
-        let player = try sandbox.start(["pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = usb-player }", wav])
-        sandbox.shell("pw_wait_ports usb-player 2 output && pw-link usb-player:output_FL xp-mem:in_FL && pw-link usb-player:output_FR xp-mem:in_FR")
-        player.wait(timeout: 20)
-        usleep(300_000)
-        recorder.stop()
-        let recorded = try Wave.read(NSTemporaryDirectory() + "usb-\(getpid()).wav")
-        let comparison = try Comparison(recorded: recorded, expected: signal.expected(gains: [[1, 0], [0, 1]], linkedInputs: [0, 1]))
-        #expect(comparison.maxError.allSatisfy { $0 <= 1e-4 }, "\(comparison)")
+        let recorded = try sandbox.recordSink("usb", positions: ["FL", "FR"], reference: "FC", node: "xp-mem", signal: signal)
+        try Comparison(recording: recorded, expected: signal.expected(gains: [[1, 0], [0, 1]], linkedInputs: [0, 1])).expectMatch()
         sandbox.stop()
     }
 

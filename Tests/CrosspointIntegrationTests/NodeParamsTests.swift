@@ -151,6 +151,10 @@ struct NodeParamsTests {
         sandbox.stop()
     }
 
+    /// `pw-cli destroy` of a module the daemon loaded: PipeWire 0.3.65 destroys it, and the
+    /// node must go with it. From 0.3.77 a module's global grants no client the right to
+    /// destroy it (its permissions are r and m only): the daemon refuses, module and node
+    /// stay, and the node plays on. Then a restart loads it again.
     @Test func destroyingTheModuleRemovesTheNodeAndARestartLoadsItAgain() throws {
         let graph = try Graph(sandbox)
         let module = try #require(graph.objects.first { o in
@@ -158,8 +162,17 @@ struct NodeParamsTests {
                 && ((o["info"] as? [String: Any])?["args"] as? String)?.contains("xp-swap") == true
         })
         let moduleID = try #require(module["id"] as? Int)
-        #expect(sandbox.run(["pw-cli", "destroy", "\(moduleID)"]).succeeded)
-        _ = try sandbox.waitFor("xp-swap to go") { $0.nodeID("xp-swap") == nil }
+        let destroyable = (module["permissions"] as? [String])?.contains("x")
+        #expect(destroyable == !PipeWire.atLeast(0, 3, 77), "module permissions \(module["permissions"] ?? "none") on PipeWire \(PipeWire.version)")
+        #expect(sandbox.run(["pw-cli", "destroy", "\(moduleID)"]).succeeded)  // returns once the daemon has handled it
+        if destroyable == true {
+            _ = try sandbox.waitFor("xp-swap to go") { $0.nodeID("xp-swap") == nil }
+        } else {
+            let after = try Graph(sandbox)
+            #expect(after.objects.contains { ($0["id"] as? Int) == moduleID }, "the module stays")
+            #expect(after.nodeID("xp-swap") != nil, "the node stays with its module")
+            try sandbox.expectAudio(node: "xp-swap", gains: [[0, 1], [1, 0]])
+        }
         #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded, "the daemon must keep running")
         #expect(try Graph(sandbox).nodeID("xp-4x3") != nil, "other nodes stay")
         try sandbox.expectAudio(node: "xp-mono-stereo", gains: [[1, 1]])
@@ -167,6 +180,36 @@ struct NodeParamsTests {
         try sandbox.restartDaemon()
         _ = try sandbox.waitFor("xp-swap to come back") { $0.nodeID("xp-swap") != nil }
         try sandbox.expectAudio(node: "xp-swap", gains: [[0, 1], [1, 0]])
+        sandbox.stop()
+    }
+
+    /// A module destroyed while the process that loaded it lives on takes its node with it:
+    /// pw-cli loads the module into its own process, then unloads it (pw-cli's
+    /// `unload-module` exists from PipeWire 1.3.81; before, the daemon's `destroy` above
+    /// covers this).
+    @Test(.enabled(if: PipeWire.atLeast(1, 3, 81)))
+    func unloadingTheModuleFromTheProcessThatLoadedItRemovesTheNode() throws {
+        let helpers = repositoryRoot.appendingPathComponent("scripts/lib/pw-helpers.sh").path
+        let script = """
+            set -euo pipefail; source '\(helpers)'
+            dir=$(mktemp -d); mkfifo "$dir/in"
+            pw-cli <"$dir/in" >"$dir/out" 2>&1 & cli=$!
+            exec 3>"$dir/in"
+            echo 'load-module libpipewire-module-crosspoint { node.name = "xp-local" state.persist = false state.links = false }' >&3
+            pw_wait_until 10 pw_node_id xp-local >/dev/null || { echo "xp-local did not appear"; cat "$dir/out"; exit 1; }
+            var=$(grep -o '[0-9]* = @module:' "$dir/out" | tail -1 | cut -d' ' -f1)
+            echo "loaded as pw-cli variable $var"
+            echo "unload-module $var" >&3
+            pw_wait_until 10 pw_node_absent xp-local || { echo "xp-local outlived its module"; cat "$dir/out"; exit 1; }
+            echo "unloaded"
+            kill -0 $cli && echo "pw-cli still running"
+            echo quit >&3; exec 3>&-; wait $cli; rm -rf "$dir"   # (pw-cli ignores the end of a FIFO)
+            """
+        let result = sandbox.shell(script, timeout: 40)
+        #expect(result.succeeded && result.stdout.contains("unloaded") && result.stdout.contains("pw-cli still running"),
+                "\(result.stdout)\n\(result.stderr)")
+        #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded, "the daemon must keep running")
+        #expect(try Graph(sandbox).nodeID("xp-swap") != nil, "other nodes stay")
         sandbox.stop()
     }
 }

@@ -78,52 +78,83 @@ struct TestSignal {
     }
 }
 
-/// How a recording compares with what was expected.
+/// What `playThrough` (or `recordSink`) recorded: the node's outputs, and in the same
+/// recording the reference path, the player's first channel linked straight to the sink.
+struct Recording {
+    /// One channel per output of the node; empty for an output that was not recorded.
+    var outputs: [[Float]]
+    /// The reference channel as recorded.
+    var reference: [Float]
+    /// What the reference carries: the signal's first channel.
+    var referenceSignal: [Float]
+
+    /// The same recording with only the outputs at `indices`, in that order.
+    func outputs(_ indices: [Int]) -> Recording {
+        Recording(outputs: indices.map { outputs[$0] }, reference: reference, referenceSignal: referenceSignal)
+    }
+}
+
+/// How a recording compares with what was expected. The recording trails the played signal
+/// by whatever the tools add (nothing with PipeWire 0.3.65; a quantum with 1.x, whose
+/// pw-cat and pw-record streams are asynchronous): the lags are measured by
+/// cross-correlation, the node's outputs and the reference path's separately, and the node
+/// must add none of its own (`addedDelay == 0`). Then sample by sample at the measured lag.
 struct Comparison: CustomStringConvertible {
     /// Largest |recorded - expected| per output over the steady window, in full scale.
     let maxError: [Float]
     /// Largest |recorded| per output, for reading the error against.
     let peak: [Float]
-    let offset: Int
+    /// How many samples the node's outputs trail the signal, over all outputs that should
+    /// carry any (nil if none should: they are then compared at the reference's lag).
+    let lag: Int?
+    /// How many samples the reference path (player straight to the sink) trails the signal.
+    let referenceLag: Int?
+    /// Largest |recorded - expected| of the reference path at its lag (a check of the rig).
+    let referenceError: Float
+    /// The delay the node adds of its own: 0 when its outputs are exactly as late as the reference.
+    var addedDelay: Int? { lag.flatMap { lag in referenceLag.map { lag - $0 } } }
+
     var description: String {
-        "offset \(offset); per output max error " + maxError.map { String(format: "%.2e", $0) }.joined(separator: " ")
+        "lag \(lag.map(String.init) ?? "-") (reference \(referenceLag.map(String.init) ?? "-")); per output max error "
+            + maxError.map { String(format: "%.2e", $0) }.joined(separator: " ")
             + "; peaks " + peak.map { String(format: "%.3f", $0) }.joined(separator: " ")
+            + String(format: "; reference error %.2e", referenceError)
     }
 
-    /// Aligns `recorded` to `expected` on the first sample of audio, then compares the
-    /// window from 50 ms after it to 100 ms before the signal ends.
-    init(recorded: [[Float]], expected: [[Float]]) throws {
-        let energetic = expected.indices.max { a, b in
-            expected[a].reduce(0) { $0 + abs($1) } < expected[b].reduce(0) { $0 + abs($1) }
-        }!
-        let threshold: Float = 1e-3
-        peak = recorded.map { $0.reduce(0) { max($0, abs($1)) } }
-        let signalLength = expected[0].count - TestSignal.leadIn
-        var best = 0
-        if expected[energetic].contains(where: { abs($0) > threshold }) {
-            guard let onsetExpected = expected[energetic].firstIndex(where: { abs($0) > threshold }),
-                  let onsetRecorded = recorded[energetic].firstIndex(where: { abs($0) > threshold })
-            else { throw SandboxError("no audio arrived on output \(energetic) (peak \(peak[energetic]))") }
-            // Refine by a few samples around the onset.
-            let coarse = onsetRecorded - onsetExpected
-            var bestError = Float.infinity
-            for d in (coarse - 3)...(coarse + 3) {
-                var e: Float = 0
-                for n in (onsetExpected + 2400)..<(onsetExpected + 4800) where n + d >= 0 && n + d < recorded[energetic].count {
-                    e = max(e, abs(recorded[energetic][n + d] - expected[energetic][n]))
-                }
-                if e < bestError { bestError = e; best = d }
-            }
-        }
-        offset = best
+    /// Compares the window from 50 ms after the signal starts to 100 ms before it ends.
+    init(recording: Recording, expected: [[Float]]) throws {
+        precondition(recording.outputs.count == expected.count, "one expected channel per recorded output")
+        peak = recording.outputs.map { $0.reduce(0) { max($0, abs($1)) } }
+        // The lags from the lead-in and the first 0.2 s of signal: the onset decides. (Over
+        // the whole signal, a recording whose end pw-cat cut short, as it does by up to a
+        // quantum, matches a 330 Hz tone as well 1,600 samples early: 11 whole periods.)
+        func head(_ channel: [Float]) -> [Float] { Array(channel.prefix(TestSignal.leadIn + 9600)) }
+        referenceLag = CrossCorrelation.lag(recorded: [recording.reference], expected: [head(recording.referenceSignal)])
+        lag = CrossCorrelation.lag(recorded: recording.outputs, expected: expected.map(head))
+        guard let at = lag ?? referenceLag else { throw SandboxError("the reference path recorded no signal") }
+        let signalLength = recording.referenceSignal.count - TestSignal.leadIn
         let window = (TestSignal.leadIn + 2400)..<(TestSignal.leadIn + signalLength - 4800)
-        maxError = expected.indices.map { j in
+        func error(_ recorded: [Float], _ expected: [Float], at lag: Int) -> Float {
             var e: Float = 0
             for n in window {
-                let r = n + best >= 0 && n + best < recorded[j].count ? recorded[j][n + best] : .infinity
-                e = max(e, abs(r - expected[j][n]))
+                let r = n + lag >= 0 && n + lag < recorded.count ? recorded[n + lag] : .infinity
+                e = max(e, abs(r - expected[n]))
             }
             return e
         }
+        maxError = expected.indices.map { error(recording.outputs[$0], expected[$0], at: at) }
+        referenceError = referenceLag.map { error(recording.reference, recording.referenceSignal, at: $0) } ?? .infinity
+    }
+
+    /// Expects every output within `tolerance` of full scale, no delay added by the node,
+    /// and a faithful reference path.
+    func expectMatch(tolerance: Float = 1e-4, _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation) {
+        let prefix = what.isEmpty ? "" : what + ": "
+        for j in maxError.indices {
+            #expect(maxError[j] <= tolerance, "\(prefix)output \(j): \(self)", sourceLocation: sourceLocation)
+        }
+        #expect(lag == nil || addedDelay == 0, "\(prefix)the node adds \(addedDelay ?? 0) samples of delay: \(self)",
+                sourceLocation: sourceLocation)
+        #expect(referenceError <= 1e-4, "\(prefix)the reference path is not the signal: \(self)", sourceLocation: sourceLocation)
     }
 }

@@ -4,6 +4,8 @@ import Testing
 /// Plays real audio through a node and records what comes out, with the stock tools:
 /// pw-cat plays a WAV into the node's inputs (linked with pw-link, as a person would in
 /// Helvum), the node's outputs go to a null sink, and pw-record records the sink's monitor.
+/// The player's first channel also goes straight to a channel of the sink of its own: the
+/// reference path, recorded in the same recording, whose delay the node's outputs must match.
 extension Sandbox {
     /// The node's ports of one direction, in port order (their `port.name`s).
     func portNames(of node: String, direction: String) throws -> [String] {
@@ -13,63 +15,97 @@ extension Sandbox {
             .compactMap { $0["port.name"] as? String }
     }
 
-    /// Plays `signal` (channel i into input port i) through `node` and returns one recorded
-    /// channel per output port. Only `linkedInputs` / `linkedOutputs` are linked (all by default).
+    /// Plays `signal` (channel i into input port i) through `node` into a new null sink and
+    /// records the sink. Only `linkedInputs` / `linkedOutputs` are linked (all by default).
+    /// The sink has a channel per output (only per linked output when the node has 64 or
+    /// more: a sink has at most 64 channels) and one for the reference path.
     func playThrough(
         node: String, signal: TestSignal, linkedInputs: Set<Int>? = nil, linkedOutputs: Set<Int>? = nil,
-        sinkPositions: [String]? = nil, sinkOffset: Int = 0, during: (() throws -> Void)? = nil
-    ) throws -> [[Float]] {
-        let tag = "\(node)-\(UInt32.random(in: 0..<UInt32.max))"
-        let inputs = try portNames(of: node, direction: "input")
+        sinkPositions: [String]? = nil, during: (() throws -> Void)? = nil
+    ) throws -> Recording {
         let outputs = try portNames(of: node, direction: "output")
-        guard !inputs.isEmpty, !outputs.isEmpty else { throw SandboxError("node \(node) has no ports") }
+        guard !outputs.isEmpty else { throw SandboxError("node \(node) has no ports") }
         let positions = sinkPositions ?? (0..<outputs.count).map { "AUX\($0)" }
-        let sink = "rec-\(tag)", recorder = "recorder-\(tag)", player = "player-\(tag)"
-        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
-        defer {
-            shell("pw_destroy_node \(sink) || true")
-            try? FileManager.default.removeItem(atPath: wav)
-            try? FileManager.default.removeItem(atPath: recorded)
-        }
-        try Wave.write(signal.channels, to: wav)
-
-        let made = shell("pw_null_sink \(sink) '\(positions.joined(separator: " "))'")
+        let recorded = outputs.indices.filter { $0 < positions.count && (outputs.count < 64 || linkedOutputs?.contains($0) ?? true) }
+        let sink = "rec-\(node)-\(UInt32.random(in: 0..<UInt32.max))"
+        let reference = referenceChannel(besides: recorded.map { positions[$0] })
+        let made = shell("pw_null_sink \(sink) '\((recorded.map { positions[$0] } + [reference]).joined(separator: " "))'")
         guard made.succeeded else { throw SandboxError("null sink: \(made.stderr)") }
+        defer { shell("pw_destroy_node \(sink) || true") }
         var links: [String] = []
-        for (j, port) in outputs.enumerated() where linkedOutputs?.contains(j) ?? true {
-            links.append("pw-link '\(node):\(port)' '\(sink):playback_\(positions[j + sinkOffset])'")
+        for j in recorded where linkedOutputs?.contains(j) ?? true {
+            links.append("pw-link '\(node):\(outputs[j])' '\(sink):playback_\(positions[j])'")
         }
         if !links.isEmpty {
             let linked = shell(links.joined(separator: " && "))
             guard linked.succeeded else { throw SandboxError("linking outputs: \(linked.stderr)") }
         }
+        let recording = try recordSink(sink, positions: recorded.map { positions[$0] }, reference: reference, node: node,
+                                       signal: signal, linkedInputs: linkedInputs, during: during)
+        var all = [[Float]](repeating: [], count: outputs.count)
+        for (k, j) in recorded.enumerated() { all[j] = recording.outputs[k] }
+        return Recording(outputs: all, reference: recording.reference, referenceSignal: recording.referenceSignal)
+    }
 
+    /// A channel name for the reference path that is none of `positions`, and of their kind:
+    /// an AUX channel beside AUX channels, a named one beside named ones (PipeWire 0.3.65's
+    /// channel mixer drops an AUX channel among named ones).
+    func referenceChannel(besides positions: [String]) -> String {
+        let aux = (0..<64).map { "AUX\($0)" }
+        let named = ["FC", "LFE", "SL", "SR", "RC", "FLC", "FRC", "TC"]
+        let candidates = positions.allSatisfy { $0.hasPrefix("AUX") } ? aux : named + aux
+        return candidates.first { !positions.contains($0) }!
+    }
+
+    /// Plays `signal` (channel i into input i; only `linkedInputs` if given) through `node`,
+    /// whose outputs are linked to `sink`, and records the sink's monitor: its channels
+    /// `positions` and `reference`, where the player's first channel goes straight (the
+    /// reference path: what the node's outputs are measured against).
+    func recordSink(
+        _ sink: String, positions: [String], reference: String, node: String, signal: TestSignal,
+        linkedInputs: Set<Int>? = nil, during: (() throws -> Void)? = nil
+    ) throws -> Recording {
+        let tag = "\(node)-\(UInt32.random(in: 0..<UInt32.max))"
+        let recorder = "recorder-\(tag)", player = "player-\(tag)"
+        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+        defer {
+            try? FileManager.default.removeItem(atPath: wav)
+            try? FileManager.default.removeItem(atPath: recorded)
+        }
+        try Wave.write(signal.channels, to: wav)
+        let inputs = try portNames(of: node, direction: "input")
+        guard !inputs.isEmpty else { throw SandboxError("node \(node) has no input ports") }
+
+        let channels = positions + [reference]
         let recording = try start([
             "pw-record", "--target", sink, "-P", "{ stream.capture.sink = true node.name = \(recorder) }",
-            "--channels", "\(positions.count)", "--channel-map", positions.joined(separator: ","),
+            "--channels", "\(channels.count)", "--channel-map", PipeWire.channelMap(channels),
             "--format", "f32", recorded,
         ])
-        let ready = shell("pw_wait_ports \(recorder) \(positions.count) input")
-        guard ready.succeeded else { throw SandboxError("recorder: \(ready.stderr)") }
+        let ready = shell("pw_wait_ports \(recorder) \(channels.count) input")
+        guard ready.succeeded else { recording.stop(); throw SandboxError("recorder: \(ready.stderr)") }
         usleep(300_000)
 
-        let channelMap = (0..<signal.channels.count).map { "AUX\($0)" }
         let playing = try start([
             "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = \(player) }",
-            "--channels", "\(signal.channels.count)", "--channel-map", channelMap.joined(separator: ","), wav,
+            "--channels", "\(signal.channels.count)",
+            "--channel-map", PipeWire.channelMap((0..<signal.channels.count).map { "AUX\($0)" }), wav,
         ])
-        var inputLinks = ["pw_wait_ports \(player) \(signal.channels.count) output"]
+        var links = ["pw_wait_ports \(player) \(signal.channels.count) output",
+                     "pw-link '\(player):output_AUX0' '\(sink):playback_\(reference)'"]
         for (i, port) in inputs.enumerated() where i < signal.channels.count && (linkedInputs?.contains(i) ?? true) {
-            inputLinks.append("pw-link '\(player):output_AUX\(i)' '\(node):\(port)'")
+            links.append("pw-link '\(player):output_AUX\(i)' '\(node):\(port)'")
         }
-        let linked = shell(inputLinks.joined(separator: " && "))
+        let linked = shell(links.joined(separator: " && "))
         guard linked.succeeded else { playing.stop(); recording.stop(); throw SandboxError("linking inputs: \(linked.stderr)") }
         try during?()
         playing.wait(timeout: 30)
         usleep(300_000)
         recording.stop()
-        let channels = try Wave.read(recorded)
-        return Array(channels[sinkOffset..<min(channels.count, sinkOffset + outputs.count)])
+        let read = try Wave.read(recorded)
+        guard read.count == channels.count else { throw SandboxError("recorded \(read.count) channels, expected \(channels.count)") }
+        return Recording(outputs: Array(read.prefix(positions.count)), reference: read[positions.count],
+                         referenceSignal: signal.channels[0])
     }
 
     /// Plays through `node`, compares with `gains` (rows = inputs), and checks every output
@@ -85,10 +121,29 @@ extension Sandbox {
             for i in effective.indices { for j in effective[i].indices where !linkedOutputs.contains(j) { effective[i][j] = 0 } }
         }
         let expected = signal.expected(gains: effective, linkedInputs: linkedInputs ?? Set(gains.indices))
-        let comparison = try Comparison(recorded: recorded, expected: expected)
-        for j in expected.indices {
-            #expect(comparison.maxError[j] <= tolerance,
-                    "output \(j) of \(node): \(comparison)", sourceLocation: sourceLocation)
-        }
+        try Comparison(recording: recorded, expected: expected).expectMatch(tolerance: tolerance, node, sourceLocation: sourceLocation)
+    }
+}
+
+/// The PipeWire installed here (the tools' library), and what differs between versions.
+enum PipeWire {
+    /// From `pw-record --version` ("Linked with libpipewire 1.4.2"), read once.
+    static let version: [Int] = {
+        let result = Sandbox.run(["pw-record", "--version"], environment: ProcessInfo.processInfo.environment)
+        let line = result.stdout.split(separator: "\n").first { $0.hasPrefix("Linked with libpipewire ") } ?? ""
+        let numbers = line.dropFirst("Linked with libpipewire ".count).split(separator: ".").compactMap { Int($0) }
+        precondition(numbers.count >= 3, "cannot read PipeWire's version from pw-record --version: \(result.stdout) \(result.stderr)")
+        return numbers
+    }()
+
+    static func atLeast(_ major: Int, _ minor: Int, _ micro: Int) -> Bool {
+        version.lexicographicallyPrecedes([major, minor, micro]) == false
+    }
+
+    /// pw-cat's and pw-record's `--channel-map` for `positions`: before 1.3.81 a comma list
+    /// (`AUX0,AUX1,AUX2`; a bracketed list is refused); from 1.3.81 a JSON list
+    /// (`[ AUX0 AUX1 AUX2 ]`; 1.4.2 refuses the comma list for 3 or more channels).
+    static func channelMap(_ positions: [String]) -> String {
+        atLeast(1, 3, 81) ? "[ " + positions.joined(separator: " ") + " ]" : positions.joined(separator: ",")
     }
 }
