@@ -15,6 +15,7 @@ struct LiveChangeTests {
     init() throws {
         let conf = NSTemporaryDirectory() + "crosspoint-live-\(getpid()).conf"
         try LiveChangeTests.dropIn.write(toFile: conf, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: conf) }  // the sandbox keeps its own copy
         sandbox = try Sandbox(dropIns: [conf])
         _ = try sandbox.waitFor("xp-live") { $0.nodeID("xp-live") != nil }
     }

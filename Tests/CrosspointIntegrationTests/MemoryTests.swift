@@ -15,6 +15,7 @@ struct MemoryTests {
     init() throws {
         let conf = NSTemporaryDirectory() + "crosspoint-memory-\(getpid()).conf"
         try MemoryTests.dropIn.write(toFile: conf, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: conf) }  // the sandbox keeps its own copy
         sandbox = try Sandbox(dropIns: [conf])
         _ = try sandbox.waitFor("the nodes") { $0.nodeID("xp-mem") != nil && $0.nodeID("xp-forgetful") != nil }
     }
@@ -74,6 +75,9 @@ struct MemoryTests {
         let signal = TestSignal(channels: 2)
         let recorded = try sandbox.recordSink("usb", positions: ["FL", "FR"], reference: "FC", node: "xp-mem", signal: signal)
         try Comparison(recording: recorded, expected: signal.expected(gains: [[1, 0], [0, 1]], linkedInputs: [0, 1])).expectMatch()
+        // The node let go of the proxies of the links it re-made: a daemon stop reports none leaked.
+        try sandbox.restartDaemon()
+        #expect(!sandbox.daemonLog.contains("leaked proxy"), "\(sandbox.daemonLog)")
         sandbox.stop()
     }
 
