@@ -229,7 +229,8 @@ extension Mixer {
         return count
     }
 
-    static func flag(_ value: ParameterValue, key: String) throws(CrosspointError) -> Bool {
+    /// A flag as it arrives: true, false, or the numbers 1 and 0.
+    public static func flag(_ value: ParameterValue, key: String) throws(CrosspointError) -> Bool {
         switch value {
         case let .bool(b): return b
         case .number(0): return false

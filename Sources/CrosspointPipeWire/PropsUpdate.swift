@@ -18,12 +18,7 @@ extension Mixer {
                 case "volume":
                     try setMasterGain(try Mixer.number(entry.value, key: key))
                 case "mute":
-                    switch entry.value {
-                    case let .bool(b): setMasterMute(b)
-                    case .number(0): setMasterMute(false)
-                    case .number(1): setMasterMute(true)
-                    default: throw .invalidValue(key: key, reason: "expects true or false, got \(entry.value.text)")
-                    }
+                    setMasterMute(try Mixer.flag(try Mixer.parameterValue(entry.value, key: key), key: key))
                 case "channelVolumes":
                     guard case let .numbers(volumes) = entry.value else {
                         throw .invalidValue(key: key, reason: "expects a list of gains, got \(entry.value.text)")

@@ -297,9 +297,6 @@ final class Session {
         if case let .number(r) = reference, r != v, signedDecibels(r) == signedDecibels(v) { return signedDecibels(v, places: 2) }
         return signedDecibels(v)
     }
-
-    /// Re-reads the graph (after making links).
-    func refresh() throws { graph = try client.snapshot() }
 }
 
 /// What a changing command did, as `--json` prints it: the keys are the parameter table's
