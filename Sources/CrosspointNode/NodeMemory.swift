@@ -228,7 +228,9 @@ public final class NodeMemory {
             }
         }
         ports.removeValue(forKey: id)
-        nodes.removeValue(forKey: id)
+        // A peer went away (its links may be announced gone before or after it): past the
+        // limit of absent peers, the longest absent are forgotten.
+        if nodes.removeValue(forKey: id) != nil, keepLinks, forgetLongAbsent() { scheduleSave() }
     }
 
     // MARK: Renamed and removed ports
