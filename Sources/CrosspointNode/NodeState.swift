@@ -164,25 +164,33 @@ public struct StateStore: Sendable {
             return result
         case let .contents(bytes): data = bytes
         }
+        switch StateStore.decode(data, configured: configured) {
+        case let .success(state): result.state = state
+        case let .failure(problem): result.problem = setAside(problem.description)
+        }
+        return result
+    }
+
+    /// The state in the bytes of a state file, if it is a Crosspoint state saved under the
+    /// module arguments `configured` and every value in it is one the node takes; else why not.
+    /// (What `load` does with a file's contents; the state fuzz target feeds it any bytes.)
+    public static func decode(_ data: [UInt8], configured: Mixer) -> Result<NodeState, StateError> {
         do {
             let state = try JSONDecoder().decode(NodeState.self, from: Data(data))
             guard state.format == NodeState.formatTag, state.version == 1 else {
-                result.problem = setAside("it is not a Crosspoint state (format '\(state.format)', version \(state.version))")
-                return result
+                return .failure(StateError("it is not a Crosspoint state (format '\(state.format)', version \(state.version))"))
             }
             let expected = NodeState.fingerprint(configured)
             guard state.configured == expected else {
-                result.problem = setAside("it was saved for \(state.configured), the module arguments now say \(expected)")
-                return result
+                return .failure(StateError("it was saved for \(state.configured), the module arguments now say \(expected)"))
             }
             _ = try Mixer(preset: state.mixer)
-            result.state = state
+            return .success(state)
         } catch let error as CrosspointError {
-            result.problem = setAside("\(error)")
+            return .failure(StateError("\(error)"))
         } catch {
-            result.problem = setAside("it cannot be read: \(error)")
+            return .failure(StateError("it cannot be read: \(error)"))
         }
-        return result
     }
 
     private enum ReadResult {
