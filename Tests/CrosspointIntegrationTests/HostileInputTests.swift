@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+/// Inputs found by the audit and scripts/fuzz that once killed the daemon, sent through the
+/// real daemon: it stays alive, the node is unchanged, and a warning names the key.
+@Suite(.serialized)
+struct HostileInputTests {
+    /// -2^63 once trapped in Gain.format (abs(Int.min)) while the refusal was being worded.
+    static let dropIn = """
+        context.modules = [
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-hostile" inputs = 2 outputs = 2 ramp.ms = 0 } }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-intmin1" inputs = -9223372036854775808 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-intmin2" state.persist = -9223372036854775808 } flags = [ nofail ] }
+            { name = libpipewire-module-crosspoint args = { node.name = "xp-intmin3" node.description = -9223372036854775808 } flags = [ nofail ] }
+        ]
+        """
+
+    @Test func minusTwoToTheSixtyThreeIsRefusedWithAWarningAndTheDaemonLives() throws {
+        let conf = NSTemporaryDirectory() + "crosspoint-hostile-\(getpid()).conf"
+        try HostileInputTests.dropIn.write(toFile: conf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: conf) }
+        let sandbox = try Sandbox(dropIns: [conf])
+        defer { sandbox.stop() }
+        let graph = try sandbox.waitFor("xp-hostile and xp-intmin3") { $0.nodeID("xp-hostile") != nil && $0.nodeID("xp-intmin3") != nil }
+
+        // Module arguments: refused by name, or (a description is any text) taken as written.
+        let log = sandbox.daemonLog
+        #expect(log.contains("argument 'inputs': must be a whole number from 1 to 256, got -9.223372e+18"), "\(log)")
+        #expect(log.contains("argument 'state.persist': must be true or false, got -9.223372e+18"), "\(log)")
+        #expect(graph.nodeID("xp-intmin1") == nil && graph.nodeID("xp-intmin2") == nil)
+        // (pw-dump prints a property that reads as a number as a number: ask pw-cli.)
+        let other = try #require(graph.nodeID("xp-intmin3"))
+        let info = sandbox.run(["pw-cli", "info", "\(other)"]).stdout
+        #expect(info.contains("node.description = \"-9.223372e+18\""), "\(info)")
+
+        // set-param: pw-cli sends -9.223372e18 as a Float pod, which is exactly -2^63.
+        let id = try #require(graph.nodeID("xp-hostile"))
+        let before = graph.params(of: "xp-hostile").mapValues { "\($0)" }
+        for key in ["inputs", "outputs"] {
+            let json = "{ params = [ \"\(key)\" -9.223372e18 ] }"
+            #expect(sandbox.run(["pw-cli", "set-param", "\(id)", "Props", json]).succeeded)
+            #expect(sandbox.run(["pw-cli", "info", "0"]).succeeded, "daemon died after \(json)")
+            #expect(sandbox.daemonLog.contains("set-param refused: \(key): must be a whole number from 1 to 256, got -9.223372e+18"),
+                    "no warning naming \(key)")
+        }
+        let after = try Graph(sandbox).params(of: "xp-hostile").mapValues { "\($0)" }
+        #expect(after == before)
+        try sandbox.expectAudio(node: "xp-hostile", gains: [[1, 0], [0, 1]])
+    }
+}
