@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// Inputs found by the audit and scripts/fuzz that once killed the daemon, sent through the
-/// real daemon: it stays alive, the node is unchanged, and a warning names the key.
+/// Inputs found by the audit (and reproduced by scripts/fuzz) that once broke the node, sent
+/// through the real daemon: it stays alive, the node is unchanged, a warning names the key.
 @Suite(.serialized)
 struct HostileInputTests {
     /// -2^63 once trapped in Gain.format (abs(Int.min)) while the refusal was being worded.
@@ -46,5 +46,29 @@ struct HostileInputTests {
         let after = try Graph(sandbox).params(of: "xp-hostile").mapValues { "\($0)" }
         #expect(after == before)
         try sandbox.expectAudio(node: "xp-hostile", gains: [[1, 0], [0, 1]])
+    }
+
+    /// PropInfo was sized at 256 bytes a key, but a key's summary names two channels of up to 63
+    /// bytes each: a 60x60 node with long channel names overflowed the buffer and published no
+    /// Props and part of its PropInfo (found auditing PropsCodec; the arguments fuzz target reproduces it).
+    @Test func aLargeNodeWithLongChannelNamesPublishesEveryParam() throws {
+        let names = (0..<60).map { String(format: "N%02d", $0) + String(repeating: "x", count: 60) }
+        let conf = NSTemporaryDirectory() + "crosspoint-long-names-\(getpid()).conf"
+        try """
+        context.modules = [
+            { name = libpipewire-module-crosspoint
+              args = { node.name = "xp-long-names" inputs = 60 outputs = 60 input.position = [ \(names.joined(separator: " ")) ] } }
+        ]
+        """.write(toFile: conf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: conf) }
+        let sandbox = try Sandbox(dropIns: [conf])
+        defer { sandbox.stop() }
+        let graph = try sandbox.waitFor("xp-long-names with its params") { !$0.params(of: "xp-long-names").isEmpty }
+        let params = graph.params(of: "xp-long-names")
+        #expect(sandbox.float(params["matrix.59.59"]) == 1)
+        #expect(sandbox.float(params["matrix.3.3"]) == 1)
+        // Every key has its PropInfo: 60x60 cross-points, 60 gains and mutes a side, and the rest.
+        #expect(graph.propInfoNames(of: "xp-long-names").count == 3600 + 4 * 60 + 7)
+        #expect(!sandbox.daemonLog.contains("overflowed"), "\(sandbox.daemonLog.suffix(2000))")
     }
 }
