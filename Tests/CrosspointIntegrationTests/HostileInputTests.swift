@@ -46,6 +46,12 @@ struct HostileInputTests {
         let after = try Graph(sandbox).params(of: "xp-hostile").mapValues { "\($0)" }
         #expect(after == before)
         try sandbox.expectAudio(node: "xp-hostile", gains: [[1, 0], [0, 1]])
+
+        // Twenty changes of shape in one set-param: the first 16 apply, the rest are refused in one line.
+        let counts = (1...20).map { "\"inputs\" \(2 + $0 % 5)" }.joined(separator: " ")
+        #expect(sandbox.run(["pw-cli", "set-param", "\(id)", "Props", "{ params = [ \(counts) ] }"]).succeeded)
+        _ = try sandbox.waitFor("3 inputs, from the 16th change") { $0.ports(of: "xp-hostile", direction: "input").count == 3 }
+        #expect(sandbox.daemonLog.contains("4 changes of inputs, outputs or their positions refused: one set-param takes at most 16"))
     }
 
     /// PropInfo was sized at 256 bytes a key, but a key's summary names two channels of up to 63
