@@ -529,6 +529,8 @@ class Churn:
         if sink is not None:
             self.d.run(["pw-cli", "destroy", str(sink)], timeout=20)
         self.counts["peers"] += 1
+        key = "null sinks linked once configured" if wait_for_ports else "null sinks linked as soon as a port appeared"
+        self.counts[key] = self.counts.get(key, 0) + 1
 
     def standalone_module(self):
         """The module loaded and unloaded in its own process (pipewire -c), linked meanwhile."""
@@ -555,6 +557,7 @@ class Churn:
         if status != 0:
             raise Failure(f"the standalone module process {name} exited with status {status}")
         self.counts["module loads"] += 1
+        self.counts["standalone module processes (exit status 0)"] = self.counts.get("standalone module processes (exit status 0)", 0) + 1
 
     def change_counts(self):
         graph, node, ins, outs = self.shape()
@@ -716,7 +719,8 @@ def main():
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libpipewire-0.3"], capture_output=True, text=True, check=True).stdout.split()
         compiler = shutil.which("cc") or os.path.join(os.path.dirname(shutil.which("swift") or "/opt/swift/usr/bin/swift"), "clang")
         subprocess.run([compiler, "-O2", os.path.join(ROOT, "scripts/lib/control-filter.c"), "-o", control] + flags, check=True)
-        args.actions = "peer player"
+        # The actions that need nothing of Crosspoint's own (no params, no module).
+        args.actions = args.actions or "peer player,peer sink,peer sink linked at once"
         if any(how == "module" for _, how in lives):
             parser.error("--control has no module to destroy: give --lives N:restart,... or N:end")
     daemon = Daemon(directory, args.valgrind, [], control)
