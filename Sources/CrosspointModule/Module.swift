@@ -49,6 +49,12 @@ final class ModuleInstance {
         node.onError = { [unowned self] _ in pw_impl_module_schedule_destroy(self.module) }
     }
 
+    // The hooks are removed by then (tearDown, or the core's `removed`), or were never added
+    // (init threw); valgrind found them lost, 144 bytes a module instance.
+    deinit {
+        for hook in [moduleListener, coreListener, proxyListener] { hook.deallocate() }
+    }
+
     /// Destroys the node and the connection; the module object itself is PipeWire's.
     func tearDown() {
         spa_hook_remove(moduleListener)

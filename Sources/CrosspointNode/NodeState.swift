@@ -215,32 +215,39 @@ public struct StateStore: Sendable {
             return result
         case let .contents(bytes): data = bytes
         }
-        do throws(CrosspointError) {
-            let state: NodeState
-            do throws(CrosspointError) {
-                guard let json = JSONValue(parsing: String(decoding: data, as: UTF8.self)) else {
-                    throw .invalidValue(key: "state", reason: "it is not JSON")
-                }
-                state = try NodeState(json: json)
-            } catch {
-                result.problem = setAside("it cannot be read: \(error)")
-                return result
-            }
-            guard state.format == NodeState.formatTag, state.version == 1 else {
-                result.problem = setAside("it is not a Crosspoint state (format '\(state.format)', version \(state.version))")
-                return result
-            }
-            let expected = NodeState.fingerprint(configured)
-            guard state.configured == expected else {
-                result.problem = setAside("it was saved for \(state.configured), the module arguments now say \(expected)")
-                return result
-            }
-            _ = try Mixer(preset: state.mixer)
-            result.state = state
-        } catch {
-            result.problem = setAside("\(error)")
+        switch StateStore.decode(data, configured: configured) {
+        case let .success(state): result.state = state
+        case let .failure(problem): result.problem = setAside(problem.description)
         }
         return result
+    }
+
+    /// The state in the bytes of a state file, if it is a Crosspoint state saved under the
+    /// module arguments `configured` and every value in it is one the node takes; else why not.
+    /// (What `load` does with a file's contents; the state fuzz target feeds it any bytes.)
+    public static func decode(_ data: [UInt8], configured: Mixer) -> Result<NodeState, StateError> {
+        let state: NodeState
+        do throws(CrosspointError) {
+            guard let json = JSONValue(parsing: String(decoding: data, as: UTF8.self)) else {
+                throw .invalidValue(key: "state", reason: "it is not JSON")
+            }
+            state = try NodeState(json: json)
+        } catch {
+            return .failure(StateError("it cannot be read: \(error)"))
+        }
+        guard state.format == NodeState.formatTag, state.version == 1 else {
+            return .failure(StateError("it is not a Crosspoint state (format '\(state.format)', version \(state.version))"))
+        }
+        let expected = NodeState.fingerprint(configured)
+        guard state.configured == expected else {
+            return .failure(StateError("it was saved for \(state.configured), the module arguments now say \(expected)"))
+        }
+        do throws(CrosspointError) {
+            _ = try Mixer(preset: state.mixer)
+        } catch {
+            return .failure(StateError("\(error)"))
+        }
+        return .success(state)
     }
 
     private enum ReadResult {

@@ -61,19 +61,22 @@ public enum PropsCodec {
         _ body: (UnsafeMutableBufferPointer<UnsafePointer<spa_pod>?>) -> R
     ) -> R {
         let entries = listedParameters(for: mixer).map { PropsEntry(key: $0.key, value: mixer.value(of: $0)) }
-        let infoBytes = includingInfo ? Parameter.all(for: mixer).count * 256 : 0
-        let buffer = PodBuffer(size: 16384 + infoBytes + entries.reduce(0) { $0 + podBytes($1) })
-        var pods: [UnsafePointer<spa_pod>?] = []
+        var infos: [(name: String, family: ParameterFamily, summary: String)] = []
         if includingInfo {
             let full = infoListsEveryKey(mixer)
             for p in Parameter.all(for: mixer) {
                 if p.kind == .crosspoint, !full {
-                    if p.input == 0 && p.output == 0 { pods.append(info(name: p.kind.family.pattern, family: p.kind.family, summary: p.kind.family.summary, buffer)) }
+                    if p.input == 0 && p.output == 0 { infos.append((p.kind.family.pattern, p.kind.family, p.kind.family.summary)) }
                     continue
                 }
-                pods.append(info(name: p.key, family: p.kind.family, summary: p.summary(in: mixer), buffer))
+                infos.append((p.key, p.kind.family, p.summary(in: mixer)))
             }
         }
+        // Sized from the strings: a summary names two channels, each up to 63 bytes, so a fixed
+        // 256 bytes per PropInfo overflowed (a 60x60 node with long channel names lost its Props).
+        let infoBytes = infos.reduce(0) { $0 + infoPodBytes(name: $1.name, summary: $1.summary) }
+        let buffer = PodBuffer(size: 16384 + infoBytes + entries.reduce(0) { $0 + podBytes($1) })
+        var pods: [UnsafePointer<spa_pod>?] = infos.map { info(name: $0.name, family: $0.family, summary: $0.summary, buffer) }
         pods.append(build(entries, tail: .state(volume: mixer.masterGain, mute: mixer.masterMute, channelVolumes: mixer.outputGains), in: buffer))
         if buffer.overflowed {  // sized generously above; never expected
             Log.error("internal error: the params of a \(mixer.inputs)x\(mixer.outputs) node overflowed their buffer")
@@ -110,6 +113,12 @@ public enum PropsCodec {
         /// A change: only the master mute, when given (it has no params key). The standard
         /// volume and channelVolumes are left out, or they would overwrite the gains.
         case change(mute: Bool?)
+    }
+
+    /// An upper bound of the bytes one PropInfo object takes: its properties' headers, the type
+    /// (a range or enum choice, and a container id), the flag, and the two strings, each padded.
+    static func infoPodBytes(name: String, summary: String) -> Int {
+        192 + name.utf8.count + summary.utf8.count
     }
 
     /// An upper bound of the bytes one key and value take in a Props pod.

@@ -8,10 +8,17 @@ extension Mixer {
     public mutating func apply(_ entries: [PropsCodec.Entry]) -> (changed: Bool, warnings: [String]) {
         var warnings: [String] = []
         let before = self
+        var shapeChanges = 0
         for entry in entries {
             guard let key = entry.key else {
                 warnings.append("Props params: a key is not a string; params are pairs of \"key\" value")
                 continue
+            }
+            // Each change of shape costs O(inputs x outputs): a pod of 40,000 of them (1.3 MB)
+            // kept the daemon's main loop busy for seconds.
+            if Mixer.shapeKeys.contains(key) {
+                shapeChanges += 1
+                guard shapeChanges <= Mixer.shapeChangeLimit else { continue }
             }
             do throws(CrosspointError) {
                 switch key {
@@ -37,8 +44,23 @@ extension Mixer {
                 warnings.append(error.description)
             }
         }
+        // One line per refused entry, up to a point: a pod of 100,000 bad keys is not 100,000 log lines.
+        if warnings.count > Mixer.warningLimit {
+            let more = warnings.count - Mixer.warningLimit
+            warnings.removeLast(more)
+            warnings.append("... and \(more) more refused entries in this set-param")
+        }
+        if shapeChanges > Mixer.shapeChangeLimit {
+            warnings.append("\(shapeChanges - Mixer.shapeChangeLimit) changes of inputs, outputs or their positions refused: one set-param takes at most \(Mixer.shapeChangeLimit); send more in separate calls")
+        }
         return (self != before, warnings)
     }
+
+    /// The keys that change the shape, and how many of them one set-param may carry.
+    static let shapeKeys: Set<String> = ["inputs", "outputs", "input.position", "output.position"]
+    public static let shapeChangeLimit = 16
+    /// How many refused entries of one set-param are named one by one.
+    public static let warningLimit = 64
 
     static func number(_ value: PropsCodec.RawValue, key: String) throws(CrosspointError) -> Double {
         guard case let .number(v) = value else {

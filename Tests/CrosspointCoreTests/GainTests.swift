@@ -100,4 +100,15 @@ struct GainTests {
     func formatsNumbers(value: Double, text: String) {
         #expect(Gain.format(value) == text)
     }
+
+    // -2^63 is a whole number whose absolute value is no Int: `abs` trapped on it, inside the
+    // daemon, for `"inputs" -9.223372e18` in a set-param (found by scripts/fuzz).
+    @Test("Formats the extremes of Int and Double without trapping", arguments: [
+        (-9.223372036854775808e18, "-9.223372e+18"), (9.223372036854775807e18, "9.223372e+18"),
+        (-1e18, "-1e+18"), (999_999_999_999_999_999, "1e+18"), (-Double.greatestFiniteMagnitude, "-1.7976931348623157e+308"),
+        (Double.infinity, "inf"), (-Double.infinity, "-inf"), (Double.nan, "nan"),
+    ])
+    func formatsExtremes(value: Double, text: String) {
+        #expect(Gain.format(value) == text)
+    }
 }
