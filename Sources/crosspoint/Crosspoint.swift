@@ -24,7 +24,7 @@ struct Crosspoint: ParsableCommand {
         subcommands: [
             ListCommand.self, ShowCommand.self, SetCommand.self, GainCommand.self, MuteCommand.self, UnmuteCommand.self,
             MapCommand.self, MatrixCommand.self, RouteCommand.self, DevicesCommand.self, SaveCommand.self, LoadCommand.self,
-            ParamsCommand.self,
+            ParamsCommand.self, MeterCommand.self,
         ])
 }
 
