@@ -19,6 +19,17 @@ struct LevelsCodecTests {
         #expect(LevelsCodec.property == "crosspoint.levels")
     }
 
+    @Test("The longest reading of the largest node (256 x 256, every level at -999.9) is about 8 kB")
+    func longestReading() {
+        let loudest = Level(peak: -999.9, rms: -999.9)
+        let reading = LevelReading(
+            sequence: Int(Int32.max), interval: 60000, frames: 1 << 40,
+            inputs: Array(repeating: loudest, count: 256), outputs: Array(repeating: loudest, count: 256))
+        let bytes = LevelsCodec.text(reading).utf8.count
+        #expect(bytes == 83 + 2 * (256 * 15 + 255), "\(bytes) bytes")
+        #expect(bytes < 8500)
+    }
+
     @Test("Readings read back as they were written, up to 256 x 256 channels")
     func roundTrip() {
         var rng = SplitMix64(seed: 0x1E7E15)
