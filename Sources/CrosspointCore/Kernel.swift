@@ -179,51 +179,52 @@ enum Kernel {
 }
 
 extension Kernel {
-    /// The largest and smallest sample and the sum of the squares of `count` samples: what a
-    /// level meter needs (the peak is max(largest, -smallest)). Four SIMD8 accumulators, so the
-    /// additions do not wait on each other. A NaN sample is skipped by the largest and smallest
-    /// (the comparisons are false) and makes the sum NaN.
+    /// Adds `count` samples to a level meter's accumulators, lane by lane: `peak` keeps the
+    /// largest square of a sample in each lane (the peak is its root, taken when read),
+    /// `squares` adds the squares up. Three operations a vector: one square serves both. The
+    /// lanes are reduced only when the levels are read (on the control side), so a block costs
+    /// its loop and little else: most blocks are a few hundred frames, where a reduction per
+    /// block would cost as much as the loop. Four pairs of accumulators let the additions run
+    /// side by side. A NaN sample is skipped by the peak (the comparison is false) and makes
+    /// the sum NaN; an infinite one makes both infinite. A square never rounds across 1:
+    /// |x| >= 1 exactly when x*x >= 1.
     @inline(__always)
-    static func level(_ a: UnsafePointer<Float>, _ count: Int) -> (largest: Float, smallest: Float, squares: Float) {
-        var hi0 = Vector(), hi1 = Vector(), hi2 = Vector(), hi3 = Vector()
-        var lo0 = Vector(), lo1 = Vector(), lo2 = Vector(), lo3 = Vector()
-        var sq0 = Vector(), sq1 = Vector(), sq2 = Vector(), sq3 = Vector()
+    static func level(_ a: UnsafePointer<Float>, _ count: Int, peak: inout Vector, squares: inout Vector) {
+        // Frame counts are 0 to 8192: the bounds below cannot overflow.
+        let count = max(count, 0), whole32 = count & ~31, whole8 = count & ~7
+        var peak0 = peak, peak1 = Vector(), peak2 = Vector(), peak3 = Vector()
+        var sq0 = squares, sq1 = Vector(), sq2 = Vector(), sq3 = Vector()
         var n = 0
-        while n + 32 <= count {
-            let x0 = load(a, n), x1 = load(a, n + 8), x2 = load(a, n + 16), x3 = load(a, n + 24)
-            hi0 = hi0.replacing(with: x0, where: x0 .> hi0)
-            hi1 = hi1.replacing(with: x1, where: x1 .> hi1)
-            hi2 = hi2.replacing(with: x2, where: x2 .> hi2)
-            hi3 = hi3.replacing(with: x3, where: x3 .> hi3)
-            lo0 = lo0.replacing(with: x0, where: x0 .< lo0)
-            lo1 = lo1.replacing(with: x1, where: x1 .< lo1)
-            lo2 = lo2.replacing(with: x2, where: x2 .< lo2)
-            lo3 = lo3.replacing(with: x3, where: x3 .< lo3)
-            sq0 += x0 * x0
-            sq1 += x1 * x1
-            sq2 += x2 * x2
-            sq3 += x3 * x3
-            n += 32
+        while n < whole32 {
+            let x0 = load(a, n), x1 = load(a, n &+ 8), x2 = load(a, n &+ 16), x3 = load(a, n &+ 24)
+            let m0 = x0 * x0, m1 = x1 * x1, m2 = x2 * x2, m3 = x3 * x3
+            peak0 = peak0.replacing(with: m0, where: m0 .> peak0)
+            peak1 = peak1.replacing(with: m1, where: m1 .> peak1)
+            peak2 = peak2.replacing(with: m2, where: m2 .> peak2)
+            peak3 = peak3.replacing(with: m3, where: m3 .> peak3)
+            sq0 += m0
+            sq1 += m1
+            sq2 += m2
+            sq3 += m3
+            n &+= 32
         }
-        while n + 8 <= count {
-            let x = load(a, n)
-            hi0 = hi0.replacing(with: x, where: x .> hi0)
-            lo0 = lo0.replacing(with: x, where: x .< lo0)
-            sq0 += x * x
-            n += 8
+        while n < whole8 {
+            let x = load(a, n), m = x * x
+            peak1 = peak1.replacing(with: m, where: m .> peak1)
+            sq1 += m
+            n &+= 8
         }
-        let hi = hi0.replacing(with: hi1, where: hi1 .> hi0), hj = hi2.replacing(with: hi3, where: hi3 .> hi2)
-        let lo = lo0.replacing(with: lo1, where: lo1 .< lo0), lj = lo2.replacing(with: lo3, where: lo3 .< lo2)
-        var largest = hi.replacing(with: hj, where: hj .> hi).max()
-        var smallest = lo.replacing(with: lj, where: lj .< lo).min()
-        var squares = ((sq0 + sq1) + (sq2 + sq3)).sum()
-        while n < count {
-            let x = a[n]
-            if x > largest { largest = x }
-            if x < smallest { smallest = x }
-            squares += x * x
-            n += 1
+        if n < count {
+            // The last few samples, zero-padded to a vector (a zero changes neither).
+            var x = Vector()
+            for k in 0..<(count &- n) { x[k] = a[n &+ k] }
+            let m = x * x
+            peak2 = peak2.replacing(with: m, where: m .> peak2)
+            sq2 += m
         }
-        return (largest, smallest, squares)
+        let peak01 = peak0.replacing(with: peak1, where: peak1 .> peak0)
+        let peak23 = peak2.replacing(with: peak3, where: peak3 .> peak2)
+        peak = peak01.replacing(with: peak23, where: peak23 .> peak01)
+        squares = (sq0 + sq1) + (sq2 + sq3)
     }
 }

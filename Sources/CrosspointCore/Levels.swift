@@ -102,27 +102,23 @@ struct LevelState: ~Copyable {
     let requested = Atomic<UInt32>(0)
     /// How many the render side has made (written by render). It writes bank `switched & 1`.
     let switched = Atomic<UInt32>(0)
-    /// Two banks of `slots` largest samples, smallest samples and sums of squares, and one
-    /// frame count each.
-    let largest: UnsafeMutablePointer<Float>
-    let smallest: UnsafeMutablePointer<Float>
-    let squares: UnsafeMutablePointer<Double>
+    /// Two banks of `slots` peaks (as the largest square of a sample) and sums of squares,
+    /// each eight lanes wide (the kernel's, reduced when read), and one frame count each.
+    let peaks: UnsafeMutablePointer<SIMD8<Float>>
+    let squares: UnsafeMutablePointer<SIMD8<Float>>
     let frames: UnsafeMutablePointer<Int>
 
     init() {
-        largest = .allocate(capacity: 2 * LevelState.slots)
-        largest.initialize(repeating: 0, count: 2 * LevelState.slots)
-        smallest = .allocate(capacity: 2 * LevelState.slots)
-        smallest.initialize(repeating: 0, count: 2 * LevelState.slots)
+        peaks = .allocate(capacity: 2 * LevelState.slots)
+        peaks.initialize(repeating: .zero, count: 2 * LevelState.slots)
         squares = .allocate(capacity: 2 * LevelState.slots)
-        squares.initialize(repeating: 0, count: 2 * LevelState.slots)
+        squares.initialize(repeating: .zero, count: 2 * LevelState.slots)
         frames = .allocate(capacity: 2)
         frames.initialize(repeating: 0, count: 2)
     }
 
     func free() {
-        largest.deallocate()
-        smallest.deallocate()
+        peaks.deallocate()
         squares.deallocate()
         frames.deallocate()
     }
@@ -131,9 +127,8 @@ struct LevelState: ~Copyable {
     @inline(__always)
     func clear(bank: Int) {
         let base = bank * LevelState.slots
-        (largest + base).update(repeating: 0, count: LevelState.slots)
-        (smallest + base).update(repeating: 0, count: LevelState.slots)
-        (squares + base).update(repeating: 0, count: LevelState.slots)
+        (peaks + base).update(repeating: .zero, count: LevelState.slots)
+        (squares + base).update(repeating: .zero, count: LevelState.slots)
         frames[bank] = 0
     }
 }
@@ -149,12 +144,22 @@ public struct LevelTap {
 
     /// Adds one block to the levels: `frames` frames of every input and output port (nil: no
     /// buffer, which adds silence: an unlinked input is silent, and an unlinked output is not
-    /// rendered). First switches banks if the control side asked for it (so a block of no
-    /// frames only switches). Ports past the meter's capacity are left out.
+    /// rendered). The same as `beginBlock` and then `measureOutput` for each output.
     public func measure(
         frames: Int, inputs: UnsafeBufferPointer<UnsafePointer<Float>?>,
         outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>
     ) {
+        beginBlock(frames: frames, inputs: inputs)
+        for j in 0..<outputs.count {
+            guard let p = outputs[j] else { continue }
+            measureOutput(j, p, frames: frames)
+        }
+    }
+
+    /// Starts a block: first switches banks if the control side asked for it (so a block of
+    /// no frames only switches), then counts its frames and measures its inputs (nil: no
+    /// buffer, silence). Inputs past the meter's capacity are left out.
+    public func beginBlock(frames: Int, inputs: UnsafeBufferPointer<UnsafePointer<Float>?>) {
         let s = state
         let wanted = s.pointee.requested.load(ordering: .acquiring)
         var bank = s.pointee.switched.load(ordering: .relaxed)
@@ -168,26 +173,34 @@ public struct LevelTap {
         s.pointee.frames[Int(bank & 1)] += frames
         for i in 0..<min(inputs.count, LevelState.capacity) {
             guard let p = inputs[i] else { continue }
-            add(Kernel.level(p, frames), at: base + i)
-        }
-        for j in 0..<min(outputs.count, LevelState.capacity) {
-            guard let p = outputs[j] else { continue }
-            add(Kernel.level(UnsafePointer(p), frames), at: base + LevelState.capacity + j)
+            add(p, frames, at: base + i)
         }
     }
 
+    /// Adds output `j`'s block, right after it was rendered (while it is in the cache), to the
+    /// bank `beginBlock` chose. Outputs past the meter's capacity are left out.
     @inline(__always)
-    private func add(_ level: (largest: Float, smallest: Float, squares: Float), at slot: Int) {
-        let largest = state.pointee.largest, smallest = state.pointee.smallest
-        if level.largest > largest[slot] { largest[slot] = level.largest }
-        if level.smallest < smallest[slot] { smallest[slot] = level.smallest }
-        state.pointee.squares[slot] += Double(level.squares)
+    public func measureOutput(_ j: Int, _ samples: UnsafePointer<Float>, frames: Int) {
+        guard j >= 0, j < LevelState.capacity, frames > 0 else { return }
+        let bank = Int(state.pointee.switched.load(ordering: .relaxed) & 1)
+        add(samples, frames, at: bank * LevelState.slots + LevelState.capacity + j)
+    }
+
+    @inline(__always)
+    public func measureOutput(_ j: Int, _ samples: UnsafeMutablePointer<Float>, frames: Int) {
+        measureOutput(j, UnsafePointer(samples), frames: frames)
+    }
+
+    @inline(__always)
+    private func add(_ samples: UnsafePointer<Float>, _ frames: Int, at slot: Int) {
+        let peak = state.pointee.peaks + slot, squares = state.pointee.squares + slot
+        Kernel.level(samples, frames, peak: &peak.pointee, squares: &squares.pointee)
     }
 }
 
 /// The bank the render side has left, as the control side reads it: per slot (inputs
-/// `0 ..< 256`, then outputs `256 ..< 512`) the largest and smallest sample and the sum of
-/// squares, and the frames measured.
+/// `0 ..< 256`, then outputs `256 ..< 512`) the peak and the sum of squares, and the frames
+/// measured.
 public struct LevelBank {
     let state: UnsafeMutablePointer<LevelState>
     let bank: Int
@@ -198,9 +211,15 @@ public struct LevelBank {
     public static var firstOutput: Int { LevelState.capacity }
 
     public var frames: Int { state.pointee.frames[bank] }
-    public func largest(_ slot: Int) -> Float { state.pointee.largest[bank * LevelState.slots + slot] }
-    public func smallest(_ slot: Int) -> Float { state.pointee.smallest[bank * LevelState.slots + slot] }
-    public func squares(_ slot: Int) -> Double { state.pointee.squares[bank * LevelState.slots + slot] }
+    /// The largest |sample| of a slot (the root of the largest square).
+    public func peak(_ slot: Int) -> Float { state.pointee.peaks[bank * LevelState.slots + slot].max().squareRoot() }
+    /// The sum of the squares of a slot (its lanes added up in Double).
+    public func squares(_ slot: Int) -> Double {
+        let lanes = state.pointee.squares[bank * LevelState.slots + slot]
+        var sum = 0.0
+        for k in lanes.indices { sum += Double(lanes[k]) }
+        return sum
+    }
 }
 
 /// A node's level meter, control side: starts and stops the measuring, collects what the
@@ -219,8 +238,7 @@ public final class LevelMeter {
     /// levels measured before an earlier `stop`.
     private var discardNext = true
     /// The totals since the last reading (control side).
-    private var largest = [Float](repeating: 0, count: LevelState.slots)
-    private var smallest = [Float](repeating: 0, count: LevelState.slots)
+    private var peaks = [Float](repeating: 0, count: LevelState.slots)
     private var squares = [Double](repeating: 0, count: LevelState.slots)
     /// Frames in the totals.
     public private(set) var collectedFrames = 0
@@ -307,8 +325,7 @@ public final class LevelMeter {
         guard isWatching, !isWaiting else { return false }
         _ = take { bank in
             for k in 0..<LevelState.slots {
-                largest[k] = max(largest[k], bank.largest(k))
-                smallest[k] = min(smallest[k], bank.smallest(k))
+                peaks[k] = max(peaks[k], bank.peak(k))
                 squares[k] += bank.squares(k)
             }
             collectedFrames += bank.frames
@@ -320,7 +337,7 @@ public final class LevelMeter {
     /// all silent, when nothing was collected), then starts them afresh.
     public func reading(inputs: Int, outputs: Int, sequence: Int, interval: Int) -> LevelReading {
         func level(_ k: Int) -> Level {
-            Level(peak: max(largest[k], -smallest[k]), sumOfSquares: squares[k], frames: collectedFrames)
+            Level(peak: peaks[k], sumOfSquares: squares[k], frames: collectedFrames)
         }
         let reading = LevelReading(
             sequence: sequence, interval: interval, frames: collectedFrames,
@@ -332,8 +349,7 @@ public final class LevelMeter {
 
     private func clearTotals() {
         for k in 0..<LevelState.slots {
-            largest[k] = 0
-            smallest[k] = 0
+            peaks[k] = 0
             squares[k] = 0
         }
         collectedFrames = 0

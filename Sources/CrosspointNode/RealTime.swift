@@ -90,13 +90,14 @@ func processCycle(
         table.outputBuffers[k] = table.outputs[k].flatMap { buffer($0, UInt32(frames)) }?.assumingMemoryBound(to: Float.self)
     }
     if rate > 0 { context.pointee.renderer.sampleRate = Double(rate) }
-    context.pointee.renderer.render(
-        frameCount: frames, inputs: UnsafeBufferPointer(table.inputBuffers), outputs: UnsafeBufferPointer(table.outputBuffers))
+    // Levels, while watched: the inputs first (which brings them into the cache for the
+    // render), each output as soon as it is rendered.
     let levels = context.pointee.levels
-    if levels.isWatched {
-        levels.measure(frames: frames, inputs: UnsafeBufferPointer(table.inputBuffers),
-                       outputs: UnsafeBufferPointer(table.outputBuffers))
-    }
+    let watched = levels.isWatched
+    if watched { levels.beginBlock(frames: frames, inputs: UnsafeBufferPointer(table.inputBuffers)) }
+    context.pointee.renderer.render(
+        frameCount: frames, inputs: UnsafeBufferPointer(table.inputBuffers), outputs: UnsafeBufferPointer(table.outputBuffers),
+        levels: watched ? levels : nil)
 }
 
 /// The filter's process callback (`PW_FILTER_FLAG_RT_PROCESS`: on the data thread).
