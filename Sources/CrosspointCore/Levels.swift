@@ -63,7 +63,8 @@ public struct Level: Equatable, Sendable {
     /// `0.0`, `null` for silence.
     public static func json(_ decibels: Double?) -> String {
         guard let decibels, decibels.isFinite else { return "null" }
-        let tenths = Int((abs(decibels) * 10).rounded())
+        // Clamped as the node clamps them (and so that no value can trap the conversion).
+        let tenths = Int((min(abs(decibels), beyondMeasure) * 10).rounded())
         return (decibels < 0 && tenths != 0 ? "-" : "") + "\(tenths / 10).\(tenths % 10)"
     }
 }

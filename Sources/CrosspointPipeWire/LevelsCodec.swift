@@ -34,7 +34,7 @@ public enum LevelsCodec {
         func decibels(_ value: SPAJSONValue) -> Double?? {
             switch value {
             case .null: return .some(nil)
-            case let .number(n) where n.isFinite: return .some(n)
+            case let .number(n) where abs(n) <= Level.beyondMeasure: return .some(n)
             default: return nil
             }
         }

@@ -46,12 +46,13 @@ struct MeterCommand: ParsableCommand {
     }
 
     func run() throws {
+        // From here on Ctrl-C ends the loop below, which releases the lease.
+        let stop = MeterSignals.install()
+        defer { MeterSignals.restore(stop) }
         let session = try connection.connect()
         var target = try session.target(node)
         var channels = try MeterChannels(session, target)
         let watcher = try LevelsWatcher(session.client, node: target.node.id, interval: interval)
-        let stop = MeterSignals.install()
-        defer { MeterSignals.restore(stop) }
 
         let terminal = Terminal(colour: color, width: nil)
         let live = !json && !once && isatty(STDOUT_FILENO) == 1

@@ -150,6 +150,7 @@ struct LevelsTests {
         #expect(Level.json(-12) == "-12.0" && Level.json(0) == "0.0" && Level.json(6.04) == "6.0")
         #expect(Level.json(-0.04) == "0.0" && Level.json(-0.1) == "-0.1" && Level.json(nil) == "null")
         #expect(Level.json(.nan) == "null" && Level.json(999.9) == "999.9")
+        #expect(Level.json(1e300) == "999.9" && Level.json(-1e300) == "-999.9", "clamped, never a trap")
     }
 
     @Test("Through the meter, a sample at full scale clips and the largest float below it does not, in the loop and in the tail",

@@ -65,6 +65,8 @@ struct LevelsCodecTests {
             #"{"seq":1,"interval":33,"frames":10,"inputs":[["a","b"]],"outputs":[]}"#,
             #"{"seq":1,"interval":33,"frames":10,"inputs":[null],"outputs":[]}"#,
             #"{"seq":1,"interval":33,"frames":10,"inputs":[[[1],2]],"outputs":[]}"#,
+            #"{"seq":1,"interval":33,"frames":10,"inputs":[[1e300,2]],"outputs":[]}"#,
+            #"{"seq":1,"interval":33,"frames":10,"inputs":[[-1000,2]],"outputs":[]}"#,
             #"{"seq":1,"interval":33,"frames":10,"inputs":"#
                 + "[" + Array(repeating: channel.dropFirst().dropLast(), count: 257).joined(separator: ",") + "]" + #","outputs":[]}"#,
             String(repeating: "[", count: 100) + String(repeating: "]", count: 100),
