@@ -2,6 +2,7 @@
 // `memcpy`, on the same buffers, for a few matrix shapes and block sizes.
 //
 //     crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS] [--checksum]
+//     crosspoint-bench --levels [--quick] [--filter SHAPE]... [--frames 256]
 //
 // Each cell is the median, over several batches, of the time per block; each batch repeats
 // the operation enough times to last a few milliseconds, and the contenders' batches are
@@ -14,6 +15,11 @@
 // those same blocks; sgemm gets the blocks themselves; memcpy copies M*F floats into the
 // output block in one call, and "memcpy×M" copies them channel by channel (M calls of F
 // floats, from M source channels): the floor for a routing that writes M separate buffers.
+//
+// With --levels it times the cost of metering instead: the render alone, the render with the
+// level meter off (the one atomic load the node's data thread makes while nobody watches),
+// and with it on (every port measured, banks switched every eighth block as a 50 ms
+// collection would at 256 frames), batches interleaved, side by side.
 
 import COpenBLAS
 import CrosspointCore
@@ -28,6 +34,7 @@ struct Options {
     var frameCounts = [64, 256, 1024]
     var pad = 0
     var checksum = false
+    var levels = false
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -52,10 +59,11 @@ struct Options {
                 guard let pad = Int(value(a)), (0...4096).contains(pad) else { fail("--pad takes 0...4096 floats") }
                 options.pad = pad
             case "--checksum": options.checksum = true
+            case "--levels": options.levels = true
             case "--help", "-h":
                 print("""
                     usage: crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS]
-                                            [--checksum]
+                                            [--checksum] [--levels]
                       --quick           fewer, shorter batches (about 6x faster, noisier)
                       --filter SHAPE    only shapes whose name contains SHAPE (e.g. 64x64, identity,
                                         "256x256 dense"); repeatable
@@ -66,6 +74,8 @@ struct Options {
                       --checksum        also print, per shape, a hash of the bits of Crosspoint's
                                         output (all block sizes): equal hashes from two builds mean
                                         bit-identical output, e.g. before and after a kernel change
+                      --levels          time metering instead: render alone, meter off, meter on
+                                        (default shapes 64x64 dense and 256x256 dense)
                     """)
                 exit(0)
             default:
@@ -347,6 +357,193 @@ func benchmark(_ shape: Shape, frameCounts: [Int], pad: Int, batches: Int, batch
     return result
 }
 
+// MARK: Metering
+
+/// A render with what the node's data thread does for levels: the atomic check, and while
+/// watched the measuring of every port (processCycle); every eighth block the control side asks for a
+/// switch of banks (a bare request, as `LevelMeter.collect` makes, without its copying, which
+/// runs on the main loop).
+struct MeteredRender: Workload {
+    var renderer: MatrixRenderer
+    let meter: LevelMeter
+    let tap: LevelTap
+    let frames: Int
+    let inputs: UnsafeBufferPointer<UnsafePointer<Float>?>
+    let outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>
+    var blocks = 0
+
+    @inline(__always)
+    mutating func run() {
+        // As processCycle does it (RealTime.swift).
+        let watched = tap.isWatched
+        if watched { tap.beginBlock(frames: frames, inputs: inputs) }
+        renderer.render(frameCount: frames, inputs: inputs, outputs: outputs, levels: watched ? tap : nil)
+        blocks &+= 1
+        if blocks & 7 == 0 { _ = meter.take { _ in 0 } }
+    }
+}
+
+/// The measuring alone: every port of a block already rendered, as the meter does it.
+struct MeasureOnly: Workload {
+    let tap: LevelTap
+    let frames: Int
+    let inputs: UnsafeBufferPointer<UnsafePointer<Float>?>
+    let outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>
+
+    @inline(__always)
+    func run() { tap.measure(frames: frames, inputs: inputs, outputs: outputs) }
+}
+
+struct LevelsRow {
+    let shape: String
+    let frames: Int
+    /// Median ns per block.
+    let render: Double
+    let off: Double
+    let on: Double
+    let measure: Double
+    /// Medians of the ratios of batches timed one right after the other: on a shared machine
+    /// these move much less than the ratio of two medians.
+    let offOverRender: Double
+    let onOverOff: Double
+}
+
+/// Times the four contenders in interleaved batches; medians of the times and of the
+/// ratios of neighbouring batches.
+func measureLevels<A: Workload, B: Workload, C: Workload, D: Workload>(
+    _ render: inout A, _ off: inout B, _ on: inout C, _ only: inout D, batches: Int, batchNanoseconds: UInt64
+) -> (render: Double, off: Double, on: Double, measure: Double, offOverRender: Double, onOverOff: Double) {
+    let na = calibrate(&render, batchNanoseconds: batchNanoseconds)
+    let nb = calibrate(&off, batchNanoseconds: batchNanoseconds)
+    let nc = calibrate(&on, batchNanoseconds: batchNanoseconds)
+    let nd = calibrate(&only, batchNanoseconds: batchNanoseconds)
+    var ta: [Double] = [], tb: [Double] = [], tc: [Double] = [], td: [Double] = []
+    var offRatios: [Double] = [], onRatios: [Double] = []
+    for k in 0..<batches {
+        // Alternate the order, so that neither contender always runs first.
+        let a: Double, b: Double, c: Double
+        if k % 2 == 0 {
+            a = Double(timeBatch(&render, iterations: na)) / Double(na)
+            b = Double(timeBatch(&off, iterations: nb)) / Double(nb)
+            c = Double(timeBatch(&on, iterations: nc)) / Double(nc)
+        } else {
+            c = Double(timeBatch(&on, iterations: nc)) / Double(nc)
+            b = Double(timeBatch(&off, iterations: nb)) / Double(nb)
+            a = Double(timeBatch(&render, iterations: na)) / Double(na)
+        }
+        ta.append(a)
+        tb.append(b)
+        tc.append(c)
+        td.append(Double(timeBatch(&only, iterations: nd)) / Double(nd))
+        offRatios.append(b / a)
+        onRatios.append(c / b)
+    }
+    return (median(ta), median(tb), median(tc), median(td), median(offRatios), median(onRatios))
+}
+
+func benchmarkLevels(_ shape: Shape, frameCounts: [Int], batches: Int, batchNanoseconds: UInt64) throws -> [LevelsRow] {
+    let n = shape.inputs, m = shape.outputs
+    var rng = SplitMix64(seed: 0xC055_9017 &+ UInt64(n * 1000 + m) &+ UInt64(shape.kind == .channelMap ? 1 : 0))
+    let rows = shape.rows(using: &rng)
+    // One engine (steady: no ramp) and the same buffers for all three contenders.
+    let mixer = MatrixMixer(try Mixer(inputs: n, outputs: m))
+    try mixer.update { mixer throws(CrosspointError) in
+        try mixer.setRamp(milliseconds: 0)
+        try mixer.setMatrix(rows: rows)
+    }
+    let stride = frameCounts.max()!
+    let inputBlock = allocateFloats(n * stride)
+    for k in 0..<(n * stride) { inputBlock[k] = Float.random(in: -1...1, using: &rng) }
+    let outputBlock = allocateFloats(m * stride)
+    let inputPointers = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: n)
+    let outputPointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: m)
+    defer {
+        freeFloats(inputBlock)
+        freeFloats(outputBlock)
+        inputPointers.deallocate()
+        outputPointers.deallocate()
+    }
+    let off = LevelMeter(), on = LevelMeter()
+    on.start()
+    var result: [LevelsRow] = []
+    for frames in frameCounts {
+        for i in 0..<n { inputPointers[i] = UnsafePointer(inputBlock + i * frames) }
+        for j in 0..<m { outputPointers[j] = outputBlock + j * frames }
+        let ins = UnsafeBufferPointer(start: inputPointers, count: n)
+        let outs = UnsafeBufferPointer(start: outputPointers, count: m)
+        var render = CrosspointRender(renderer: mixer.renderer, frames: frames, inputs: ins, outputs: outs)
+        var meterOff = MeteredRender(renderer: mixer.renderer, meter: off, tap: off.tap, frames: frames, inputs: ins, outputs: outs)
+        var meterOn = MeteredRender(renderer: mixer.renderer, meter: on, tap: on.tap, frames: frames, inputs: ins, outputs: outs)
+        var measureOnly = MeasureOnly(tap: on.tap, frames: frames, inputs: ins, outputs: outs)
+        for _ in 0..<4 {
+            render.run()
+            meterOff.run()
+            meterOn.run()
+        }
+        let t = measureLevels(&render, &meterOff, &meterOn, &measureOnly, batches: batches, batchNanoseconds: batchNanoseconds)
+        result.append(LevelsRow(shape: shape.name, frames: frames, render: t.render, off: t.off, on: t.on, measure: t.measure,
+                                offOverRender: t.offOverRender, onOverOff: t.onOverOff))
+    }
+    return result
+}
+
+func runLevels(_ options: Options, machine: MachineInfo, batches: Int, batchNanoseconds: UInt64) {
+    let shapes = allShapes.filter { shape in
+        options.filters.isEmpty ? shape.kind == .dense && shape.inputs >= 64
+            : options.filters.contains { shape.name.lowercased().contains($0) }
+    }
+    guard !shapes.isEmpty else { fail("no shape matches --filter \(options.filters.joined(separator: ", "))") }
+    print("crosspoint-bench --levels: the cost of metering (render alone, meter off, meter on)")
+    print("date:    \(machine.date)")
+    print("cpu:     \(machine.cpuModel), \(machine.onlineCores) cores online, flags: \(machine.vectorFlags.joined(separator: " "))")
+    print("build:   \(buildKind); \(options.quick ? "quick: " : "")\(batches) batches of ~\(batchNanoseconds / 1_000_000) ms per cell and contender")
+    print("")
+    print("Time per block (median). off = render + the atomic check the data thread makes while nobody")
+    print("watches; on = render + every input and output measured, banks switched every 8th block;")
+    print("measure only = the measuring of every port of a rendered block, alone. Times are medians;")
+    print("off/rndr and on/off are medians of the ratios of batches timed one right after the other.")
+    print("")
+    let widths = [18, 6, 11, 11, 11, 8, 8, 12]
+    func line(_ cells: [String]) -> String {
+        var s = "|"
+        for (k, cell) in cells.enumerated() { s += " " + pad(cell, widths[k], right: k > 0) + " |" }
+        return s
+    }
+    print(line(["shape", "frames", "render", "meter off", "meter on", "off/rndr", "on/off", "measure only"]))
+    print("|" + widths.enumerated().map { k, w in String(repeating: "-", count: k > 0 ? w + 1 : w + 2) + (k > 0 ? ":" : "") }
+        .joined(separator: "|") + "|")
+    warmUp(nanoseconds: options.quick ? 100_000_000 : 300_000_000)
+    var verdicts: [String] = []
+    for shape in shapes {
+        let rows: [LevelsRow]
+        do {
+            rows = try benchmarkLevels(shape, frameCounts: options.frameCounts, batches: batches, batchNanoseconds: batchNanoseconds)
+        } catch {
+            fail("\(shape.name): \(error)")
+        }
+        for row in rows {
+            print(line([row.shape, "\(row.frames)", formatTime(row.render), formatTime(row.off), formatTime(row.on),
+                        format("%.3fx", row.offOverRender), format("%.3fx", row.onOverOff), formatTime(row.measure)]))
+            fflush(nil)
+            if row.shape == "64x64 dense" && row.frames == 256 {
+                let overhead = (row.onOverOff - 1) * 100
+                verdicts.append(format("64x64 dense @256: metering on adds %.1f%% (target <= 5%%): ", overhead) + (overhead <= 5 ? "met" : "MISSED"))
+            }
+        }
+    }
+    if !verdicts.isEmpty {
+        print("")
+        print("Targets:")
+        for v in verdicts { print("  " + v) }
+    }
+}
+
+#if DEBUG
+let buildKind = "debug (numbers meaningless: build with -c release)"
+#else
+let buildKind = "release"
+#endif
+
 // MARK: Main
 
 /// Keeps the core busy for a while before the first measurement, so the first cells are not
@@ -386,6 +583,14 @@ struct CrosspointBench {
         let batchNanoseconds: UInt64 = options.quick ? 5_000_000 : 10_000_000
 
         let machine = MachineInfo.current()
+        if options.levels {
+            var levelsOptions = options
+            if !CommandLine.arguments.contains("--frames") { levelsOptions.frameCounts = [256] }
+            // More, shorter batches than the main table: the ratios are what matter here.
+            runLevels(levelsOptions, machine: machine, batches: options.quick ? 11 : 41,
+                      batchNanoseconds: options.quick ? 2_000_000 : 4_000_000)
+            return
+        }
         #if DEBUG
         let build = "debug (numbers meaningless: build with -c release)"
         #else

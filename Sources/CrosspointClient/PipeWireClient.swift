@@ -81,6 +81,19 @@ public final class PipeWireClient {
         }
     }
 
+    /// Runs the loop once, waiting up to `milliseconds` for events. Returns false if a signal
+    /// ended the wait. Throws if the connection broke or the daemon reported an error meanwhile.
+    @discardableResult
+    func iterateOnce(milliseconds: Int32) throws(ClientError) -> Bool {
+        let result = broken ? 0 : cpshim_loop_iterate(loop, milliseconds)
+        if broken { throw .disconnected }
+        if let error = errors.first {
+            errors.removeAll()
+            throw .refused(object: error.id == PW_ID_CORE ? "the request" : "object \(error.id)", message: error.message)
+        }
+        return result != -EINTR
+    }
+
     private static func client(_ data: UnsafeMutableRawPointer?) -> PipeWireClient {
         Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue()
     }

@@ -177,3 +177,54 @@ enum Kernel {
         }
     }
 }
+
+extension Kernel {
+    /// Adds `count` samples to a level meter's accumulators, lane by lane: `peak` keeps the
+    /// largest square of a sample in each lane (the peak is its root, taken when read),
+    /// `squares` adds the squares up. Three operations a vector: one square serves both. The
+    /// lanes are reduced only when the levels are read (on the control side), so a block costs
+    /// its loop and little else: most blocks are a few hundred frames, where a reduction per
+    /// block would cost as much as the loop. Four pairs of accumulators let the additions run
+    /// side by side. A NaN sample is skipped by the peak (the comparison is false) and makes
+    /// the sum NaN; an infinite one makes both infinite. A square never rounds across 1:
+    /// |x| >= 1 exactly when x*x >= 1.
+    @inline(__always)
+    static func level(_ a: UnsafePointer<Float>, _ count: Int, peak: inout Vector, squares: inout Vector) {
+        // Frame counts are 0 to 8192: the bounds below cannot overflow.
+        let count = max(count, 0), whole32 = count & ~31, whole8 = count & ~7
+        var peak0 = peak, peak1 = Vector(), peak2 = Vector(), peak3 = Vector()
+        var sq0 = squares, sq1 = Vector(), sq2 = Vector(), sq3 = Vector()
+        var n = 0
+        while n < whole32 {
+            let x0 = load(a, n), x1 = load(a, n &+ 8), x2 = load(a, n &+ 16), x3 = load(a, n &+ 24)
+            let m0 = x0 * x0, m1 = x1 * x1, m2 = x2 * x2, m3 = x3 * x3
+            peak0 = peak0.replacing(with: m0, where: m0 .> peak0)
+            peak1 = peak1.replacing(with: m1, where: m1 .> peak1)
+            peak2 = peak2.replacing(with: m2, where: m2 .> peak2)
+            peak3 = peak3.replacing(with: m3, where: m3 .> peak3)
+            sq0 += m0
+            sq1 += m1
+            sq2 += m2
+            sq3 += m3
+            n &+= 32
+        }
+        while n < whole8 {
+            let x = load(a, n), m = x * x
+            peak1 = peak1.replacing(with: m, where: m .> peak1)
+            sq1 += m
+            n &+= 8
+        }
+        if n < count {
+            // The last few samples, zero-padded to a vector (a zero changes neither).
+            var x = Vector()
+            for k in 0..<(count &- n) { x[k] = a[n &+ k] }
+            let m = x * x
+            peak2 = peak2.replacing(with: m, where: m .> peak2)
+            sq2 += m
+        }
+        let peak01 = peak0.replacing(with: peak1, where: peak1 .> peak0)
+        let peak23 = peak2.replacing(with: peak3, where: peak3 .> peak2)
+        peak = peak01.replacing(with: peak23, where: peak23 .> peak01)
+        squares = (sq0 + sq1) + (sq2 + sq3)
+    }
+}

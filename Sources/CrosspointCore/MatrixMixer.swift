@@ -149,6 +149,17 @@ public struct MatrixRenderer: RenderBlock {
         inputs: UnsafeBufferPointer<UnsafePointer<Float>?>,
         outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>
     ) {
+        render(frameCount: frameCount, inputs: inputs, outputs: outputs, levels: nil)
+    }
+
+    /// Renders, and with `levels` measures each output right after it is written, while it is
+    /// still in the cache (the caller has begun the block on the tap: `LevelTap.beginBlock`).
+    public mutating func render(
+        frameCount: Int,
+        inputs: UnsafeBufferPointer<UnsafePointer<Float>?>,
+        outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>,
+        levels: LevelTap?
+    ) {
         takePendingPlan()
         guard let planPointer = state.pointee.active else { return }
         let plan = planPointer.pointee
@@ -162,6 +173,7 @@ public struct MatrixRenderer: RenderBlock {
             } else {
                 renderSteady(plan, output: j, out, frames, inputs, offset: 0)
             }
+            levels?.measureOutput(j, out, frames: frames)
         }
         // Ramps advance even on outputs nobody listens to.
         for j in 0..<plan.outputs where plan.rampLength[j] != 0 && (j >= outputs.count || outputs[j] == nil) {

@@ -13,6 +13,24 @@ public struct ParameterFamily: Sendable, Equatable {
     /// The accepted range of a float key.
     public let range: ClosedRange<Double>
     public let summary: String
+    /// Whether the key can be read back. A write-only key (`levels.watch`, a request to the
+    /// running node rather than part of its state) is in PropInfo but not in Props.
+    public let access: Access
+    /// The range in words, where the number range does not say it (`channel-map`).
+    public let rangeNote: String?
+
+    public enum Access: Sendable { case readWrite, writeOnly }
+
+    init(pattern: String, type: ValueType, defaultValue: Double, range: ClosedRange<Double>, summary: String,
+         access: Access = .readWrite, rangeNote: String? = nil) {
+        self.pattern = pattern
+        self.type = type
+        self.defaultValue = defaultValue
+        self.range = range
+        self.summary = summary
+        self.access = access
+        self.rangeNote = rangeNote
+    }
 }
 
 /// Every kind of key, in the order PropInfo lists them. Each builds its row of the table
@@ -20,7 +38,7 @@ public struct ParameterFamily: Sendable, Equatable {
 /// (`Mixer.value(of:)` and `Mixer.set(_:to:)`).
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute
-    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions
+    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, levelsWatch
 
     public var family: ParameterFamily {
         switch self {
@@ -42,7 +60,8 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
             .init(pattern: "mute.out.<out>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one output")
         case .channelMap:
             .init(pattern: "channel-map", type: .intArray, defaultValue: 0, range: -1...255,
-                  summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix")
+                  summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix",
+                  rangeNote: "-1 or an input index, per output")
         case .ramp:
             .init(pattern: "ramp.ms", type: .float, defaultValue: Mixer.defaultRampMilliseconds, range: Mixer.rampRange,
                   summary: "Time every gain change glides over, in milliseconds (0 = jump)")
@@ -58,6 +77,10 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
         case .outputPositions:
             .init(pattern: "output.position", type: .names, defaultValue: 0, range: 1...256,
                   summary: "Channel names of the outputs (their ports are out_<name>); sets the count too")
+        case .levelsWatch:
+            .init(pattern: LevelWatch.key, type: .intArray, defaultValue: 0, range: 0...Double(Int32.max),
+                  summary: "A request, not a setting (not in Props): the node publishes its levels in the node property crosspoint.levels every interval ms (at least 33) for 4 s; renew it to keep them coming, interval 0 stops",
+                  access: .writeOnly, rangeNote: "[ watcher interval ]: a watcher number from 1 to 2147483647, an interval from 0 to 60000 ms")
         }
     }
 }
@@ -113,6 +136,7 @@ public struct Parameter: Hashable, Sendable {
     public static let outputCount = Parameter(.outputCount)
     public static let inputPositions = Parameter(.inputPositions)
     public static let outputPositions = Parameter(.outputPositions)
+    public static let levelsWatch = Parameter(.levelsWatch)
 
     /// The table, in the order PropInfo lists it.
     public static let families: [ParameterFamily] = ParameterKind.allCases.map(\.family)
@@ -190,6 +214,7 @@ extension Mixer {
         case .outputCount: .number(Double(outputs))
         case .inputPositions: .names(inputChannels)
         case .outputPositions: .names(outputChannels)
+        case .levelsWatch: .ints([])  // write-only: nothing to read back
         }
     }
 
@@ -210,6 +235,9 @@ extension Mixer {
         case let (.outputCount, .number(v)): try resize(inputs: inputs, outputs: try Mixer.count(v, key: key))
         case let (.inputPositions, .names(names)): try setChannels(inputs: names)
         case let (.outputPositions, .names(names)): try setChannels(outputs: names)
+        // A request to the running node, which takes it out of a set-param before the model
+        // sees the rest (FilterNode): the model checks it and is left as it is.
+        case (.levelsWatch, _): _ = try LevelWatch(value)
         case (.inputPositions, _), (.outputPositions, _):
             throw .invalidValue(key: key, reason: "expects a list of channel names like [ FL FR ], got \(value)")
         case (.channelMap, _):
@@ -245,8 +273,8 @@ extension Parameter {
     public static func markdownTable() -> String {
         var lines = ["| key | type | default | range | meaning |", "|---|---|---|---|---|"]
         for f in families {
-            let def: String
-            let range: String
+            var def: String
+            var range: String
             switch f.type {
             case .float:
                 def = Gain.format(f.defaultValue)
@@ -262,8 +290,10 @@ extension Parameter {
                 range = "1 to 256 names (ASCII letters, digits, _; not all digits)"
             case .intArray:
                 def = "identity"
-                range = "-1 or an input index, per output"
+                range = "\(Gain.format(f.range.lowerBound)) to \(Gain.format(f.range.upperBound))"
             }
+            if let note = f.rangeNote { range = note }
+            if f.access == .writeOnly { def = "none (write-only)" }
             lines.append("| `\(f.pattern)` | \(f.type.rawValue) | \(def) | \(range) | \(f.summary) |")
         }
         return lines.joined(separator: "\n")

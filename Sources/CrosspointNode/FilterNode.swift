@@ -30,6 +30,8 @@ public final class FilterNode {
     private var outputPortChannels: [String] = []
     private var removalTimer: UnsafeMutablePointer<spa_source>?
     private var publishedShape: (Int, Int)
+    /// The levels, published in the node property `crosspoint.levels` while someone watches.
+    private let levels: LevelPublisher
     /// Called on the main loop when the filter fails (e.g. its connection breaks).
     public var onError: ((String) -> Void)?
     /// Called on the main loop after every accepted change of the mixer.
@@ -51,6 +53,7 @@ public final class FilterNode {
         context = .allocate(capacity: 1)
         listener = .allocate(capacity: 1)
         loop = pw_context_get_main_loop(pw_core_get_context(core))
+        levels = LevelPublisher(loop: loop)
         listener.initialize(to: spa_hook())
 
         let props = cpshim_properties_new()
@@ -71,8 +74,11 @@ public final class FilterNode {
         inputPortChannels = mixer.inputChannels
         outputPortChannels = mixer.outputChannels
         context.initialize(to: DSPContext(
-            renderer: engine.renderer, owner: nil, table: PortTable.make(inputs: inputPorts, outputs: outputPorts)))
+            renderer: engine.renderer, levels: levels.tap, owner: nil,
+            table: PortTable.make(inputs: inputPorts, outputs: outputPorts)))
         context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        levels.shape = { [unowned self] in (self.mixer.inputs, self.mixer.outputs) }
+        levels.onPublish = { [unowned self] text in self.setProperty(LevelsCodec.property, text) }
 
         pw_filter_add_listener(filter, listener, FilterNode.events, context)
         let result = PropsCodec.withParams(for: mixer, includingInfo: true) { params in
@@ -89,6 +95,7 @@ public final class FilterNode {
     public func destroy() {
         guard !destroyed else { return }
         destroyed = true
+        levels.destroy()
         if let removalTimer { cpshim_loop_destroy_source(loop, removalTimer) }
         removalTimer = nil
         if let filter {
@@ -127,8 +134,18 @@ public final class FilterNode {
         if entries.isEmpty {
             Log.warn("\(configuration.nodeName): set-param carried no keys (pw-cli drops a Props pod over 1024 bytes; use the crosspoint command for large changes)")
         }
+        // Level watches are requests to the node, not state: they change no Props, so a
+        // set-param of watches alone republishes nothing.
+        let (requests, others) = LevelWatch.requests(in: entries)
+        for request in requests {
+            switch request {
+            case let .success(watch): levels.apply(watch)
+            case let .failure(error): Log.warn("\(configuration.nodeName): set-param refused: \(error)")
+            }
+        }
+        if !requests.isEmpty && others.isEmpty { return }
         var next = mixer
-        let (changed, warnings) = next.apply(entries)
+        let (changed, warnings) = next.apply(others)
         for warning in warnings { Log.warn("\(configuration.nodeName): set-param refused: \(warning)") }
         if changed {
             commit(next)
@@ -310,6 +327,16 @@ public final class FilterNode {
         _ = PropsCodec.withParams(for: mixer, includingInfo: shapeChanged) { params in
             pw_filter_update_params(filter, nil, params.baseAddress, UInt32(params.count))
         }
+    }
+
+    /// Sets one node property (`pw_filter_update_properties`: every client bound to the node
+    /// hears of it in the node's info).
+    private func setProperty(_ key: String, _ value: String) {
+        guard let filter else { return }
+        let props = cpshim_properties_new()
+        pw_properties_set(props, key, value)
+        pw_filter_update_properties(filter, nil, &props!.pointee.dict)
+        pw_properties_free(props)
     }
 
     // MARK: Events

@@ -6,9 +6,10 @@ import CrosspointCore
 // Rules here: no allocation, no lock, no log, no I/O, no `throw`, no class retain/release.
 // Tests/CrosspointNodeTests/ProcessTests.swift runs `processCycle` under an allocation counter.
 
-/// What the data thread reads: the renderer and its own table of ports.
+/// What the data thread reads: the renderer, the level meter's tap and its own table of ports.
 struct DSPContext {
     var renderer: MatrixRenderer
+    var levels: LevelTap
     /// The `FilterNode`, unretained; read only by main-loop callbacks.
     var owner: UnsafeMutableRawPointer?
     var table: UnsafeMutablePointer<PortTable>
@@ -69,8 +70,10 @@ struct PortTable {
 }
 
 /// One cycle of the data thread: asks `buffer` for each port's buffer (NULL = unlinked:
-/// silence in, skipped out), then renders. `buffer` is `pw_filter_get_dsp_buffer` in the node
-/// and a stand-in in the tests; everything else is exactly what runs in the daemon.
+/// silence in, skipped out), renders, and, only while someone watches the levels, measures
+/// what every port read and wrote (an unlinked port adds silence). `buffer` is
+/// `pw_filter_get_dsp_buffer` in the node and a stand-in in the tests; everything else is
+/// exactly what runs in the daemon.
 @inline(__always)
 func processCycle(
     _ context: UnsafeMutablePointer<DSPContext>, frames requested: UInt64, rate: UInt32,
@@ -87,8 +90,14 @@ func processCycle(
         table.outputBuffers[k] = table.outputs[k].flatMap { buffer($0, UInt32(frames)) }?.assumingMemoryBound(to: Float.self)
     }
     if rate > 0 { context.pointee.renderer.sampleRate = Double(rate) }
+    // Levels, while watched: the inputs first (which brings them into the cache for the
+    // render), each output as soon as it is rendered.
+    let levels = context.pointee.levels
+    let watched = levels.isWatched
+    if watched { levels.beginBlock(frames: frames, inputs: UnsafeBufferPointer(table.inputBuffers)) }
     context.pointee.renderer.render(
-        frameCount: frames, inputs: UnsafeBufferPointer(table.inputBuffers), outputs: UnsafeBufferPointer(table.outputBuffers))
+        frameCount: frames, inputs: UnsafeBufferPointer(table.inputBuffers), outputs: UnsafeBufferPointer(table.outputBuffers),
+        levels: watched ? levels : nil)
 }
 
 /// The filter's process callback (`PW_FILTER_FLAG_RT_PROCESS`: on the data thread).

@@ -46,10 +46,12 @@ public enum PropsCodec {
     /// it lists only the non-zero ones.
     public static let fullPropsLimit = 16384
 
-    /// The keys Props and PropInfo list for `mixer`.
+    /// The keys Props lists for `mixer`: the readable ones (a write-only key such as
+    /// `levels.watch` is in PropInfo only).
     static func listedParameters(for mixer: Mixer) -> [Parameter] {
         let full = mixer.inputs * mixer.outputs <= fullPropsLimit
         return Parameter.all(for: mixer).filter { p in
+            guard p.kind.family.access == .readWrite else { return false }
             guard !full, p.kind == .crosspoint else { return true }
             return mixer.value(of: p) != .number(0)
         }

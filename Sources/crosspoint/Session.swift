@@ -297,6 +297,9 @@ final class Session {
         if case let .number(r) = reference, r != v, signedDecibels(r) == signedDecibels(v) { return signedDecibels(v, places: 2) }
         return signedDecibels(v)
     }
+
+    /// Re-reads the graph (`crosspoint meter` follows a node whose ports change).
+    func refresh() throws { graph = try client.snapshot() }
 }
 
 /// What a changing command did, as `--json` prints it: the keys are the parameter table's

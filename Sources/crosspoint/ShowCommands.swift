@@ -71,12 +71,19 @@ struct ShowCommand: ParsableCommand {
     @Option(help: "Colour: auto (on a terminal), always or never.") var color: Terminal.ColourChoice = .auto
     @Option(help: "Fit the table into this many columns (default: the terminal's width; unlimited when piped).")
     var width: Int?
+    @Flag(help: "Add the level (peak, dBFS) of every input and output, from one reading of the node's meter.")
+    var levels = false
+
+    func validate() throws {
+        if levels && json { throw ValidationError("--levels adds to the table; for levels as JSON use: crosspoint meter NODE --once --json") }
+    }
 
     func run() throws {
         let session = try connection.connect()
         let target = try session.target(node)
         let mixer = try session.mixer(of: target)
-        let view = NodeView(target: target, mixer: mixer, graph: session.graph)
+        var view = NodeView(target: target, mixer: mixer, graph: session.graph)
+        if levels { view.levels = try MeterCommand.reading(session, target) }
         if json {
             print(try JSONText.encode(view.document), terminator: "")
         } else {
@@ -90,6 +97,8 @@ struct NodeView {
     let target: Target
     let mixer: Mixer
     let graph: GraphSnapshot
+    /// One reading of the levels, shown with `--levels`.
+    var levels: LevelReading?
 
     var inputNames: [String] { (0..<mixer.inputs).map { target.inputName($0, mixer) } }
     var outputNames: [String] { (0..<mixer.outputs).map { target.outputName($0, mixer) } }
@@ -139,17 +148,22 @@ struct NodeView {
             + "\(counted(mixer.inputs, "input")) x \(counted(mixer.outputs, "output")); "
             + "master \(signedDecibels(Double(mixer.masterGain))) dB\(mixer.masterMute ? " " + t.paint("MUTED", .red) : ""); "
             + "ramp \(Gain.format(mixer.rampMilliseconds)) ms\n"
-        out += "Gains in dB: -inf = silence, ø = flipped polarity, M = muted.\nRows are inputs, columns are outputs.\n\n"
+        out += "Gains in dB: -inf = silence, ø = flipped polarity, M = muted.\nRows are inputs, columns are outputs.\n"
+        if let levels { out += MeterView.levelsNote(levels) + "\n" }
+        out += "\n"
 
         let cells = (0..<mixer.inputs).map { i in (0..<mixer.outputs).map { cell(mixer.crosspoint(input: i, output: $0)) } }
         let outGains = mixer.outputGains.map(cell)
         let inGains = mixer.inputGains.map(cell)
-        let cellWidth = max(4, (cells.flatMap { $0 } + outGains).map(\.0.count).max() ?? 4)
+        let inLevels = levels.map { r in (0..<mixer.inputs).map { MeterView.cell(r.inputs, $0) } }
+        let outLevels = levels.map { r in (0..<mixer.outputs).map { MeterView.cell(r.outputs, $0) } }
+        let cellWidth = max(4, (cells.flatMap { $0 } + outGains + (outLevels ?? [])).map(\.0.count).max() ?? 4)
         let (headers, corner, width) = columnHeaders(cellWidth: cellWidth)
 
         let labelWidth = max(inputLabels.map(\.count).max()!, 4, corner.count)
         let gainWidth = max(4, inGains.map(\.0.count).max()!)
-        let left = labelWidth + 1 + gainWidth + 1 + 4 + 3  // label gain mute " | "
+        let levelWidth = inLevels.map { max(5, $0.map(\.0.count).max() ?? 5) + 1 } ?? 0
+        let left = labelWidth + 1 + gainWidth + 1 + 4 + levelWidth + 3  // label gain mute [level] " | "
         let perBlock = max(1, ((t.width ?? Int.max) - left) / (width + 1))
 
         for start in stride(from: 0, to: mixer.outputs, by: perBlock) {
@@ -158,24 +172,29 @@ struct NodeView {
                 out += t.paint("outputs \(columns.lowerBound) to \(columns.upperBound - 1) of \(mixer.outputs)", .bold) + "\n"
             }
             func row(_ label: String, _ labelStyle: Terminal.Style?, _ gain: (String, Terminal.Style?),
-                     _ mute: (String, Terminal.Style?), _ values: [(String, Terminal.Style?)]) -> String {
+                     _ mute: (String, Terminal.Style?), _ values: [(String, Terminal.Style?)],
+                     level: (String, Terminal.Style?) = ("", nil)) -> String {
                 var line = t.paint(label.padded(labelWidth, right: true), labelStyle) + " "
-                line += t.paint(gain.0.padded(gainWidth), gain.1) + " " + t.paint(mute.0.padded(4), mute.1) + " | "
+                line += t.paint(gain.0.padded(gainWidth), gain.1) + " " + t.paint(mute.0.padded(4), mute.1)
+                if levelWidth > 0 { line += t.paint(level.0.padded(levelWidth), level.1) }
+                line += " | "
                 line += values.map { t.paint($0.0.padded(width), $0.1) }.joined(separator: " ")
                 return line.trimmingTrailingSpaces() + "\n"
             }
             let none: (String, Terminal.Style?) = ("", nil)
             for (n, line) in headers.enumerated() {
                 out += row(n == 0 ? corner : "", .bold, n == 0 ? ("gain", .bold) : none, n == 0 ? ("mute", .bold) : none,
-                           columns.map { (line[$0], .bold) })
+                           columns.map { (line[$0], .bold) }, level: n == 0 ? ("level", .bold) : none)
             }
             out += row("gain", .bold, none, none, columns.map { outGains[$0] })
+            if let outLevels { out += row("level", .bold, none, none, columns.map { outLevels[$0] }) }
             if columns.contains(where: { mixer.outputMutes[$0] }) {
                 out += row("mute", .bold, none, none, columns.map { (mixer.outputMutes[$0] ? "M" : "", .red) })
             }
             out += String(repeating: "-", count: left - 2) + "+" + String(repeating: "-", count: columns.count * (width + 1)) + "\n"
             for i in 0..<mixer.inputs {
-                out += row(inputLabels[i], .bold, inGains[i], (mixer.inputMutes[i] ? "M" : "", .red), columns.map { cells[i][$0] })
+                out += row(inputLabels[i], .bold, inGains[i], (mixer.inputMutes[i] ? "M" : "", .red), columns.map { cells[i][$0] },
+                           level: inLevels?[i] ?? none)
             }
             out += "\n"
         }

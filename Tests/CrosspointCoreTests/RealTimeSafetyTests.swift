@@ -298,3 +298,134 @@ struct RealTimeSafetyTests {
         #expect(renderer.inputCount == mixer.mixer.inputs)
     }
 }
+
+// MARK: - Metering
+
+/// A render thread that also measures levels each block, as the node's data thread does while
+/// someone watches; every render and measure inside a counting window.
+final class MeteringRenderThread: @unchecked Sendable {
+    var renderer: MatrixRenderer
+    let tap: LevelTap
+    let bench: Bench
+    let stop = Atomic<Bool>(false)
+    let blocks = Atomic<Int>(0)
+    var allocations = 0
+    var frees = 0
+    private var thread = pthread_t()
+
+    init(_ renderer: MatrixRenderer, tap: LevelTap, bench: Bench) {
+        self.renderer = renderer
+        self.tap = tap
+        self.bench = bench
+    }
+
+    func start() -> Bool {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        return pthread_create(&thread, nil, { raw in
+            Unmanaged<MeteringRenderThread>.fromOpaque(raw!).takeRetainedValue().loop()
+            return nil
+        }, context) == 0
+    }
+
+    func join() { pthread_join(thread, nil) }
+
+    private func loop() {
+        let ins = UnsafeBufferPointer(bench.inputPointers), outs = UnsafeBufferPointer(bench.outputPointers)
+        while !stop.load(ordering: .acquiring) {
+            crosspoint_alloc_counting_begin()
+            renderer.render(frameCount: 64, inputs: ins, outputs: outs)
+            if tap.isWatched { tap.measure(frames: 64, inputs: ins, outputs: outs) }
+            allocations += crosspoint_alloc_counting_end()
+            frees += crosspoint_alloc_counting_frees()
+            blocks.add(1, ordering: .releasing)
+        }
+    }
+}
+
+@Suite("Real-time safety of metering")
+struct MeteringRealTimeSafetyTests {
+    @Test("Measuring levels allocates and frees nothing, with readings taken, plans published and ports unlinked between blocks",
+          arguments: [(8, 8, 5000), (64, 64, 5000), (256, 256, 100)])
+    func meteringAllocatesNothing(inputs: Int, outputs: Int, blocks: Int) throws {
+        try warmUpRenderPaths()
+        var rng = SplitMix64(seed: UInt64(inputs * 31 + outputs))
+        let mixer = MatrixMixer(try randomMixer(inputs, outputs, &rng, density: inputs > 64 ? 0.05 : 0.5, ramp: 5))
+        var renderer = mixer.renderer
+        let meter = LevelMeter()
+        let tap = meter.tap
+        let bench = Bench(inputs: inputs, outputs: outputs, capacity: maximumFrameCount)
+        bench.fillInputs(&rng, frames: maximumFrameCount)
+        let ins = UnsafeBufferPointer(bench.inputPointers), outs = UnsafeBufferPointer(bench.outputPointers)
+        // Warm the measuring path (its SIMD metadata), outside any window.
+        meter.start()
+        tap.measure(frames: 37, inputs: ins, outputs: outs)
+        meter.collect()
+
+        var allocations = 0, frees = 0, readings = 0, measured = 0
+        for block in 0..<blocks {
+            // Control side, outside the window: readings, stops and starts, changes, links.
+            if block % 6 == 5, meter.collect() {
+                _ = meter.reading(inputs: inputs, outputs: outputs, sequence: readings, interval: 33)
+                readings += 1
+            }
+            if block % 50 == 40 { meter.stop() } else if block % 50 == 45 { meter.start() }
+            if rng.chance(0.05) {
+                var next = mixer.mixer
+                try randomChange(&next, &rng)
+                mixer.replace(with: next)
+            }
+            if rng.chance(0.1) { bench.connectInput(rng.index(inputs), rng.chance(0.7)) }
+            if rng.chance(0.1) { bench.connectOutput(rng.index(outputs), rng.chance(0.7)) }
+            let frames = 1 + rng.index(inputs * outputs > 10_000 ? 64 : 512)
+
+            crosspoint_alloc_counting_begin()
+            renderer.render(frameCount: frames, inputs: ins, outputs: outs)
+            if tap.isWatched {
+                tap.measure(frames: frames, inputs: ins, outputs: outs)
+                measured += 1
+            }
+            allocations += crosspoint_alloc_counting_end()
+            frees += crosspoint_alloc_counting_frees()
+        }
+        #expect(allocations == 0, "\(allocations) allocations in \(blocks) blocks")
+        #expect(frees == 0, "\(frees) frees in \(blocks) blocks")
+        #expect(measured >= blocks / 3, "metering was on for a good part of the run")
+        #expect(readings >= blocks / 30, "readings were taken")
+    }
+
+    @Test("A metering render thread beside a control thread taking readings allocates nothing, and every reading is whole")
+    func concurrentMetering() throws {
+        try warmUpRenderPaths()
+        var rng = SplitMix64(seed: 0x1E7E1)
+        let mixer = MatrixMixer(try Mixer(inputs: 4, outputs: 4))
+        let bench = Bench(inputs: 4, outputs: 4, capacity: 64)
+        // Constant levels: inputs at 0.5 (-6.0 dBFS), the identity matrix passes them.
+        for i in 0..<4 { bench.fillInput(i, with: 0.5) }
+        let meter = LevelMeter()
+        meter.start()
+        let render = MeteringRenderThread(mixer.renderer, tap: meter.tap, bench: bench)
+        guard render.start() else {
+            Issue.record("pthread_create failed")
+            return
+        }
+        var readings: [LevelReading] = []
+        while readings.count < 300 {
+            if meter.collect() {
+                readings.append(meter.reading(inputs: 4, outputs: 4, sequence: readings.count, interval: 33))
+            } else {
+                sched_yield()
+            }
+            if rng.chance(0.001) { meter.stop(); meter.start() }
+        }
+        render.stop.store(true, ordering: .releasing)
+        render.join()
+        #expect(render.allocations == 0)
+        #expect(render.frees == 0)
+        for reading in readings {
+            #expect(reading.frames % 64 == 0, "a reading holds whole blocks")
+            guard reading.frames > 0 else { continue }
+            #expect(reading.inputs.allSatisfy { $0 == Level(peak: -6.0, rms: -6.0) }, "\(reading)")
+            #expect(reading.outputs.allSatisfy { $0 == Level(peak: -6.0, rms: -6.0) }, "\(reading)")
+        }
+    }
+}
