@@ -176,7 +176,9 @@ struct CommandLineSafetyTests {
             try Parameter(key: key, in: try Mixer(inputs: 3, outputs: 3, inputChannels: ["L", "R", "C"], outputChannels: ["FL", "FR", "RL"]))
                 .kind.family.pattern
         })
-        #expect(covered == Set(Parameter.families.map(\.pattern)), "the call covers every key of the table")
+        // Every key a person sets (levels.watch is a watcher's write-only lease, not a setting).
+        #expect(covered == Set(Parameter.families.filter { $0.access == .readWrite }.map(\.pattern)),
+                "the call covers every key of the table")
         let all = sandbox.run([crosspointExecutable, "param", "xp-show"] + pairs.flatMap { [$0.0, $0.1] })
         #expect(all.succeeded, "\(all.stderr)")
         props = try sandbox.props("xp-show")
