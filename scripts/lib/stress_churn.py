@@ -771,6 +771,22 @@ def main():
                 module, node = graph.module_id(f'"{NODE}"'), graph.node_id(NODE)
                 if module is None:
                     raise Failure("no module object carries the node's arguments")
+                # PipeWire 1.x (since 0.3.77) gives clients no "x" permission on modules: the
+                # daemon refuses the destroy, and module, node and audio must stay as they were.
+                permissions = next((o.get("permissions") for o in graph.of_type("Module") if o["id"] == module), None)
+                if permissions is not None and "x" not in permissions:
+                    daemon.run(["pw-cli", "destroy", str(module)], timeout=30)
+                    time.sleep(1)
+                    after = Graph(daemon.dump())
+                    if after.node_id(NODE) != node or after.module_id(f'"{NODE}"') != module:
+                        raise Failure(f"the daemon refused to destroy module {module} (permissions {permissions}), "
+                                      "yet the module or its node went")
+                    if not daemon.answers():
+                        raise Failure("the daemon stopped answering after a refused module destroy")
+                    counts["module destroys refused (no x permission)"] = counts.get("module destroys refused (no x permission)", 0) + 1
+                    log(f"module destroy refused (permissions {permissions}): module and node kept, daemon answering")
+                    how = "restart"
+            if how == "module":
                 daemon.run(["pw-cli", "destroy", str(module)], timeout=30, check=True)
                 gone = daemon.wait(f"{NODE} to go", lambda: (lambda g: g.node_id(NODE) is None and g)(Graph(daemon.dump())))
                 leftovers = [o["id"] for o in gone.of_type("Port") if Graph.props(o).get("node.id") == node]
