@@ -10,6 +10,11 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // `crosspoint serve`: HTTP and WebSocket.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
         // Pure Swift: the model, channel maps, parameters, ramps, the render kernel. No PipeWire.
@@ -33,13 +38,19 @@ let package = Package(
         .target(name: "CrosspointClient", dependencies: ["CrosspointPipeWire"]),
         // The module's entry point, `pipewire__module_init`; linked into a .so by scripts/build.
         .target(name: "CrosspointModule", dependencies: ["CrosspointNode"]),
-        // The command line.
+        // The command line, and the control surface it serves (`crosspoint serve`: the page in
+        // Web/ is compiled into the binary).
         .executableTarget(
             name: "crosspoint",
             dependencies: [
                 "CrosspointClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/style.css")]),
 
         // Benchmarks: the kernel beside OpenBLAS sgemm and memcpy.
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),

@@ -84,7 +84,7 @@ public final class PipeWireClient {
     /// Runs the loop once, waiting up to `milliseconds` for events. Returns false if a signal
     /// ended the wait. Throws if the connection broke or the daemon reported an error meanwhile.
     @discardableResult
-    func iterateOnce(milliseconds: Int32) throws(ClientError) -> Bool {
+    public func iterateOnce(milliseconds: Int32) throws(ClientError) -> Bool {
         let result = broken ? 0 : cpshim_loop_iterate(loop, milliseconds)
         if broken { throw .disconnected }
         if let error = errors.first {

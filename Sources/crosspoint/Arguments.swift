@@ -77,24 +77,42 @@ struct ReportOptions: ParsableArguments {
 struct Reporter {
     let json: Bool
     let quiet: Bool
+    /// Instead of printing: the JSON report and the warnings, kept (the control surface's API).
+    var capture: Capture?
+
+    final class Capture {
+        var json: String?
+        var warnings: [String] = []
+    }
 
     /// Prints a line of text (never with --json or --quiet).
     func say(_ line: String) {
-        guard !json, !quiet else { return }
+        guard !json, !quiet, capture == nil else { return }
         print(line)
     }
 
     /// Prints `value` as JSON (only with --json, even with --quiet: asked for explicitly).
     func emit(_ value: some Encodable) throws {
+        if let capture {
+            capture.json = try JSONText.encode(value)
+            return
+        }
         guard json else { return }
         print(try JSONText.encode(value), terminator: "")
     }
 
     /// A warning on standard error (not with --quiet).
     func warn(_ line: String) {
+        if let capture {
+            capture.warnings.append(line)
+            return
+        }
         guard !quiet else { return }
         printError("warning: " + line)
     }
+
+    /// A reporter that prints nothing and keeps the JSON report and the warnings.
+    static func capturing() -> Reporter { Reporter(json: true, quiet: true, capture: Capture()) }
 }
 
 /// How the person wrote a gain: an absolute level or a relative step.

@@ -11,7 +11,7 @@ enum Completion {
     static let optionsWithValues: Set<String> = ["--remote", "--to", "--channels", "--offset", "--from", "--color", "--width",
                                                  "--inputs", "--outputs"]
     static let commands: Set<String> = ["list", "show", "set", "gain", "mute", "unmute", "map", "matrix", "ramp", "resize",
-                                        "rename", "param", "route", "unroute", "devices", "save", "load", "params"]
+                                        "rename", "param", "route", "unroute", "devices", "save", "load", "params", "meter", "serve"]
 
     /// The positional words after the subcommand (options and their values left out), and
     /// the `--remote`/`--to` values, up to (not including) the word being completed.

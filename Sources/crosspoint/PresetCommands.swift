@@ -158,6 +158,28 @@ struct LoadCommand: ParsableCommand {
     func run() throws {
         let source = file == "-" ? "standard input" : file
         let preset = try PresetFile.decode(readInput(file), source: source)
+        try LoadCommand.check(preset, source: source)
+        let session = try connection.connect()
+        try LoadCommand.load(preset, source: source, into: try session.target(node), session: session, report: output.reporter)
+    }
+
+    /// Checks `preset` (read from `source`) and applies it to `target`: all of it, or nothing.
+    static func load(_ preset: Preset, source: String, into target: Target, session: Session, report: Reporter) throws {
+        try check(preset, source: source)
+        let mixer = try session.change(target, report: report) { m in
+            guard preset.inputs == m.inputs, preset.outputs == m.outputs else {
+                throw CommandError.invalid("the preset is for \(counted(preset.inputs, "input")) x \(counted(preset.outputs, "output")) "
+                    + "but the node has \(m.inputs) x \(m.outputs)")
+            }
+            try m.apply(preset)
+        }
+        if let differences = preset.channelNameDifferences(from: mixer) {
+            report.warn("channel names differ: \(differences.printable)")
+        }
+    }
+
+    /// Checks a preset's lists and shape, naming what is wrong.
+    static func check(_ preset: Preset, source: String) throws {
         // The lists' lengths, said with their nouns (the core's check says "1 inputs").
         for (key, count, expected, noun) in [
             ("input.position", preset.inputChannels.count, preset.inputs, "input"),
@@ -173,19 +195,6 @@ struct LoadCommand: ParsableCommand {
             try preset.validateShape()
         } catch {
             throw CommandError.from(error, nil)
-        }
-        let report = output.reporter
-        let session = try connection.connect()
-        let target = try session.target(node)
-        let mixer = try session.change(target, report: report) { m in
-            guard preset.inputs == m.inputs, preset.outputs == m.outputs else {
-                throw CommandError.invalid("the preset is for \(counted(preset.inputs, "input")) x \(counted(preset.outputs, "output")) "
-                    + "but the node has \(m.inputs) x \(m.outputs)")
-            }
-            try m.apply(preset)
-        }
-        if let differences = preset.channelNameDifferences(from: mixer) {
-            report.warn("channel names differ: \(differences.printable)")
         }
     }
 }

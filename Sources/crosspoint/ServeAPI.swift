@@ -1,0 +1,200 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import CrosspointClient
+import CrosspointCore
+import CrosspointPipeWire
+import Glibc
+
+/// What the API's requests do, on the surface's thread, with the command line's own code:
+/// the node's object is `show --json`'s, a change set goes through `Session.change` (checked
+/// by the mixer's setters, sent, confirmed), a preset is `save`'s file and `load`'s check.
+enum SurfaceAPI {
+    /// The most keys and values one change set may hold (every key of a 256 x 256 node, twice).
+    static let maximumParams = 2 * 2 * (256 * 256 + 4 * 256 + 16)
+
+    /// Applies `{"params": [KEY, VALUE, ...]}` to node `token`: every pair checked in order,
+    /// then sent at once; any error and nothing is sent. Answers
+    /// `{"report": CHANGE-REPORT, "node": NODE, "warnings": [...]}`.
+    static func change(_ body: JSONValue, node token: String, _ session: Session) throws -> String {
+        guard case .object = body, let params = body["params"] else {
+            throw APIError(400, "expected {\"params\": [KEY, VALUE, ...]}", key: "params")
+        }
+        guard case let .array(items) = params, !items.isEmpty, items.count % 2 == 0 else {
+            throw APIError(400, "params: expected a list of KEY, VALUE pairs (an even number of items, at least 2)", key: "params")
+        }
+        guard items.count <= maximumParams else {
+            throw APIError(400, "params: \(items.count / 2) pairs is more than any node has keys", key: "params")
+        }
+        let target = try session.target(token)
+        let report = Reporter.capturing()
+        var order: [Parameter] = []
+        var notes: [String] = []
+        try session.change(target, exact: true, keys: { order }, report: report) { m in
+            for k in stride(from: 0, to: items.count, by: 2) {
+                guard case let .string(key) = items[k] else {
+                    throw APIError(400, "params[\(k)]: expected a key such as \"matrix.0.1\", got \(items[k].compactText.printable)", key: "params")
+                }
+                do {
+                    order += try set(key, items[k + 1], on: &m, notes: &notes)
+                } catch let error as APIError {
+                    throw error
+                } catch let error as CrosspointError {
+                    throw APIError(400, CommandError.from(error, m).description, key: key)
+                } catch {
+                    throw APIError.from(error, key: key)
+                }
+            }
+        }
+        for note in notes { report.warn(note) }
+        return try answer(report, session, target)
+    }
+
+    /// Sets one key on the mixer; returns the keys to send.
+    private static func set(_ key: String, _ json: JSONValue, on m: inout Mixer, notes: inout [String]) throws -> [Parameter] {
+        if key == "mute.master" {
+            guard case let .bool(mute) = json else { throw APIError(400, "mute.master: expected true or false", key: key) }
+            m.setMasterMute(mute)
+            return []
+        }
+        let p: Parameter
+        switch Result(catching: { () throws(CrosspointError) -> Parameter in try Parameter(key: key, in: m) }) {
+        case let .success(parameter):
+            p = parameter
+        case let .failure(.invalidValue(_, reason)) where reason.hasPrefix("no "):
+            let names = reason.hasPrefix("no input") ? m.inputChannels : m.outputChannels
+            throw APIError(400, "\(key.printable): \(reason.printable); the \(reason.hasPrefix("no input") ? "inputs" : "outputs") are "
+                + names.joined(separator: ", "), key: key)
+        case .failure(.unknownKey):
+            throw APIError(400, "unknown parameter '\(key.printable)'; the keys are those of `crosspoint params`, and mute.master", key: key)
+        case let .failure(error):
+            throw APIError(400, CommandError.from(error, m).description, key: key)
+        }
+        guard p.kind != .levelsWatch else {
+            throw APIError(400, "levels.watch is not for the API: read levels from /api/nodes/NODE/levels or the WebSocket", key: key)
+        }
+        let value: ParameterValue
+        switch json {
+        case let .string(text):
+            var exact = true
+            value = try ParamValue.parse(text, for: p, in: m, linear: false, note: &notes, exact: &exact)
+        case let .number(v):
+            value = .number(v)
+        case let .bool(b):
+            value = .bool(b)
+        case let .array(items) where items.allSatisfy({ if case .number = $0 { true } else { false } }):
+            let ints = items.compactMap { item -> Int? in
+                if case let .number(n) = item { Int(exactly: n) } else { nil }
+            }
+            guard ints.count == items.count else { throw APIError(400, "\(key): expected whole numbers", key: key) }
+            value = .ints(ints)
+        case let .array(items) where items.allSatisfy({ if case .string = $0 { true } else { false } }):
+            value = .names(items.compactMap { if case let .string(s) = $0 { s } else { nil } })
+        default:
+            throw APIError(400, "\(key): \(json.compactText.prefix(40).description.printable) is not a value this key takes", key: key)
+        }
+        try m.set(p, to: value)
+        // A channel map replaces the matrix: it is sent as the cross-points it sets.
+        return p == .channelMap ? Parameter.all(for: m).filter { $0.kind == .crosspoint } : [p]
+    }
+
+    /// A change's answer: what changed, the node now, and any warnings.
+    private static func answer(_ report: Reporter, _ session: Session, _ target: Target) throws -> String {
+        let node = (try? NodeJSON.document(session, target.node.id)) ?? "null"
+        let warnings = JSONValue.array((report.capture?.warnings ?? []).map(JSONValue.string)).compactText
+        return "{\"report\":\(report.capture?.json ?? "null"),\"node\":\(node),\"warnings\":\(warnings)}"
+    }
+
+    // MARK: Presets
+
+    /// Loads preset `name` from `store` into node `token`.
+    static func load(_ name: String, from store: PresetStore, node token: String, _ session: Session) throws -> String {
+        let text = try store.read(name)
+        let preset = try PresetFile.decode(text, source: "preset '\(name)'")
+        let target = try session.target(token)
+        let report = Reporter.capturing()
+        try LoadCommand.load(preset, source: "preset '\(name)'", into: target, session: session, report: report)
+        return try answer(report, session, target)
+    }
+
+    /// Node `token` as preset `name` in `store`.
+    static func save(_ name: String, to store: PresetStore, node token: String, _ session: Session) throws -> String {
+        let text = try NodeJSON.document(session, token)
+        try store.write(name, text)
+        return JSONValue.object([("saved", .string(name))]).compactText
+    }
+
+    /// One reading of node `token`'s levels, as `crosspoint meter --once --json` prints it.
+    static func levels(node token: String, _ session: Session) throws -> String {
+        let target = try session.target(token)
+        let reading = try MeterCommand.reading(session, target, interval: LevelWatch.fastestInterval)
+        let reply = MeterView.json(reading, try MeterChannels(session, target))
+        return "{\"interval\":\(reading.interval)," + reply.dropFirst()
+    }
+}
+
+/// The folder presets live in, by name only: a name from a request never becomes any other path.
+struct PresetStore: Sendable {
+    let directory: String
+
+    static func defaultDirectory() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? "/root") + "/.config"
+        return config + "/crosspoint/presets"
+    }
+
+    /// 1 to 64 of A-Z a-z 0-9 _ - ., not starting with a dot.
+    static func check(_ name: String) throws {
+        let allowed = name.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || c == 0x2D || c == 0x2E
+        }
+        guard (1...64).contains(name.utf8.count), allowed, !name.hasPrefix(".") else {
+            throw APIError(400, "a preset name is 1 to 64 letters, digits, _, - or . (not starting with a dot); got '\(name.prefix(80).description.printable)'", key: "name")
+        }
+    }
+
+    private func path(_ name: String) throws -> String {
+        try PresetStore.check(name)
+        return directory + "/" + name + ".json"
+    }
+
+    func read(_ name: String) throws -> String {
+        let path = try path(name)
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw APIError(404, "there is no preset '\(name)'", key: "name")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    func write(_ name: String, _ text: String) throws {
+        let path = try path(name)
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw APIError(500, "cannot write preset '\(name)' in \(directory.printable): \(reason(error))", key: "name")
+        }
+    }
+
+    func delete(_ name: String) throws {
+        let path = try path(name)
+        guard unlink(path) == 0 else {
+            throw APIError(errno == ENOENT ? 404 : 500, "cannot remove preset '\(name)': \(String(cString: strerror(errno)))", key: "name")
+        }
+    }
+
+    /// `[{"name", "inputs", "outputs"}]`, by name; files that are not presets are left out.
+    func list() -> String {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+            .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
+            .filter { (try? PresetStore.check($0)) != nil }.sorted()
+        let entries: [JSONValue] = names.compactMap { name in
+            guard let text = try? read(name), let preset = try? PresetFile.decode(text, source: name) else { return nil }
+            return .object([("name", .string(name)), ("inputs", .number(Double(preset.inputs))), ("outputs", .number(Double(preset.outputs)))])
+        }
+        return JSONValue.array(entries).compactText
+    }
+}

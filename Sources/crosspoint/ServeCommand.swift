@@ -1,0 +1,374 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import ArgumentParser
+import CrosspointCore
+import CrosspointPipeWire
+import Glibc
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the control surface: the matrix as a grid with live meters, in a browser.",
+        discussion: """
+        Starts a small web server (HTTP and a WebSocket) that shows every Crosspoint node of \
+        the daemon: the matrix as a grid of gains, input and output strips with gains, mutes \
+        and live meters, the master, the ramp, links, presets, channel counts and names. \
+        Changes made anywhere (pw-cli, crosspoint, another browser) show at once; the page's \
+        own go straight to the node. It prints the URL to open.
+
+        By default it listens on 127.0.0.1 only, without a token. On any other address \
+        (--listen 0.0.0.0, a LAN address) every request needs a token: generated on first \
+        use, stored with mode 0600 in $XDG_CONFIG_HOME/crosspoint/serve-token and printed in \
+        the URL, or read from --token-file. To reach a loopback-only server from another \
+        machine, tunnel it: ssh -L 7311:127.0.0.1:7311 audio-box, then open \
+        http://127.0.0.1:7311/ there. Presets are files NAME.json in one folder \
+        ($XDG_CONFIG_HOME/crosspoint/presets, or --presets). The API the page uses is in the \
+        README (Control surface).
+
+        Examples:
+          crosspoint serve
+          crosspoint serve --port 8080
+          crosspoint serve --listen 0.0.0.0          (a tablet on the LAN; prints the URL with the token)
+          crosspoint serve --listen 192.168.1.20 --token-file ~/.config/crosspoint/token
+        """)
+
+    @OptionGroup var connection: Connection
+    @Option(help: ArgumentHelp("The address to listen on: 127.0.0.1 (the default, this machine only), ::1, 0.0.0.0 or one of this machine's addresses (then a token is needed).", valueName: "address"))
+    var listen = "127.0.0.1"
+    @Option(help: ArgumentHelp("The port (0 picks a free one).", valueName: "n")) var port = 7311
+    @Option(help: ArgumentHelp("Read the token from this file instead (and require it on loopback too).", valueName: "file"),
+            completion: .file())
+    var tokenFile: String?
+    @Option(help: ArgumentHelp("The folder presets are kept in (default: $XDG_CONFIG_HOME/crosspoint/presets).", valueName: "dir"),
+            completion: .directory)
+    var presets: String?
+
+    func validate() throws {
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        guard !listen.isEmpty else { throw ValidationError("--listen needs an address") }
+    }
+
+    func run() throws {
+        let loopback = ServeAccess.isLoopback(listen)
+        let (token, announce): (String?, String?) =
+            if let tokenFile { (try ServeAccess.readToken(tokenFile), nil) }
+            else if !loopback { try ServeAccess.storedToken() }
+            else { (nil, nil) }
+        let access = ServeAccess(token: token, loopbackOnly: loopback && token == nil)
+        let surface = Surface(remote: connection.remote)
+        surface.start()
+        let store = PresetStore(directory: presets ?? PresetStore.defaultDirectory())
+        let router = ServeRoutes.router(surface: surface, store: store, access: access)
+
+        signal(SIGPIPE, SIG_IGN)
+        var logger = Logger(label: "crosspoint-serve")
+        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
+        let listen = self.listen
+        let app = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            configuration: .init(address: .hostname(listen, port: port), serverName: "crosspoint"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                let host = listen.contains(":") ? "[\(listen)]" : listen
+                var url = "http://\(host):\(port)/"
+                if let announce { url += "?token=\(announce)" }
+                var text = "Crosspoint control surface: \(url)\n"
+                if token != nil && announce == nil {
+                    text += "(the token is in \(tokenFile ?? ServeAccess.tokenPath()); add ?token=TOKEN to the URL once)\n"
+                }
+                _ = Glibc.write(STDOUT_FILENO, text, text.utf8.count)
+            },
+            logger: logger)
+        let finished = Finished()
+        Task {
+            do {
+                try await app.runService()
+            } catch {
+                finished.error = "cannot serve on \(listen) port \(port): \(error)"
+            }
+            finished.semaphore.signal()
+        }
+        finished.semaphore.wait()
+        if let error = finished.error { throw CommandError.invalid(error) }
+    }
+
+    private final class Finished: @unchecked Sendable {
+        let semaphore = Semaphore()
+        var error: String?
+    }
+}
+
+/// A one-shot wait, for the synchronous command to wait for the server's task.
+final class Semaphore: @unchecked Sendable {
+    private var semaphore = sem_t()
+    init() { sem_init(&semaphore, 0, 0) }
+    deinit { sem_destroy(&semaphore) }
+    func signal() { sem_post(&semaphore) }
+    func wait() { while sem_wait(&semaphore) != 0 && errno == EINTR {} }
+}
+
+/// Who may use the server: on loopback without a token, requests must name a loopback host
+/// (a DNS name another site points at 127.0.0.1 gets nothing: DNS rebinding); with a token,
+/// every request carries it. Changes (POST, DELETE) must be JSON and, when the browser says
+/// where they come from (Origin), come from the server's own page: another site's page in the
+/// same browser cannot change the mixer.
+struct ServeAccess: Sendable {
+    let token: String?
+    let loopbackOnly: Bool
+
+    static func isLoopback(_ address: String) -> Bool {
+        address == "localhost" || address == "::1" || address.hasPrefix("127.")
+    }
+
+    static func tokenPath() -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (environment["HOME"] ?? "/root") + "/.config"
+        return config + "/crosspoint/serve-token"
+    }
+
+    /// The token from a file the person gave.
+    static func readToken(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CommandError.file(path, "cannot read the token (\(String(cString: strerror(errno))))")
+        }
+        let token = String(decoding: data, as: UTF8.self).trimmingSpaces()
+        guard token.utf8.count >= 16, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw CommandError.file(path, "the token must be at least 16 printable characters without spaces")
+        }
+        return token
+    }
+
+    /// The stored token, made (random, mode 0600) on first use; the second value is the token
+    /// when it was just made (to be printed once).
+    static func storedToken() throws -> (String, String?) {
+        let path = tokenPath()
+        if FileManager.default.fileExists(atPath: path) {
+            var info = stat()
+            if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
+                throw CommandError.file(path, "is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
+            }
+            return (try readToken(path), nil)
+        }
+        // SystemRandomNumberGenerator reads the kernel's getrandom: fit for secrets.
+        var random = SystemRandomNumberGenerator()
+        let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &random) }
+        let token = bytes.map { String($0, radix: 16).padded(2).replacing(" ", with: "0") }.joined()
+        let directory = String(path.dropLast("/serve-token".count))
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CommandError.file(path, "cannot store the token (\(String(cString: strerror(errno))))") }
+        defer { close(fd) }
+        let line = token + "\n"
+        guard write(fd, line, line.utf8.count) == line.utf8.count else {
+            throw CommandError.file(path, "cannot store the token (\(String(cString: strerror(errno))))")
+        }
+        return (token, token)
+    }
+
+    /// Nil when the request may go on; else the error to answer.
+    func refusal(_ request: Request) -> APIError? {
+        let authority = request.head.authority ?? ""
+        if loopbackOnly {
+            let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }.dropFirst()) : String(authority.split(separator: ":").first ?? "")
+            guard host == "127.0.0.1" || host == "localhost" || host == "::1" || host.hasPrefix("127.") else {
+                return APIError(403, "this server answers only to 127.0.0.1, localhost and [::1] (the request was for '\(host.printable)')", key: "host")
+            }
+        }
+        if let token {
+            let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+            let given = bearer ?? request.uri.queryParameters.get("token")
+            guard let given, ServeAccess.same(given, token) else {
+                return APIError(401, given == nil ? "a token is needed: add ?token=TOKEN to the URL (it was printed when the server started; it is in \(ServeAccess.tokenPath()))" : "wrong token", key: "token")
+            }
+        }
+        let changes = request.method == .post || request.method == .delete || request.method == .put || request.method == .patch
+        if changes || request.uri.path == "/api/stream" {
+            if let origin = request.headers[.origin], origin != "http://\(authority)", origin != "https://\(authority)" {
+                return APIError(403, "requests from another site's page are refused (Origin \(origin.printable))", key: "origin")
+            }
+        }
+        if changes, request.method != .delete {
+            let type = request.headers[.contentType] ?? ""
+            guard type.lowercased().hasPrefix("application/json") else {
+                return APIError(415, "send JSON (Content-Type: application/json)", key: "body")
+            }
+        }
+        return nil
+    }
+
+    /// Compares in time that does not depend on where they differ.
+    static func same(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = x.count ^ y.count
+        for k in 0..<min(x.count, y.count) { difference |= Int(x[k] ^ y[k]) }
+        return difference == 0
+    }
+}
+
+/// Applies `ServeAccess` to every request, and answers every error (a route's, a missing
+/// route, a body too large) as JSON.
+struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
+    let access: ServeAccess
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        if let refusal = access.refusal(request) { return ServeRoutes.reply(refusal) }
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return ServeRoutes.reply(error)
+        } catch let error as HTTPError {
+            let message = error.body ?? (error.status == .notFound ? "no such path: \(request.uri.path.printable)" : error.status.reasonPhrase)
+            return ServeRoutes.reply(APIError(error.status.code, message, key: nil))
+        } catch {
+            return ServeRoutes.reply(APIError.from(error))
+        }
+    }
+}
+
+enum ServeRoutes {
+    static let bodyLimit = 8 << 20
+
+    static func reply(_ error: APIError) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
+        if error.status == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        return Response(status: .init(code: error.status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: error.json + "\n")))
+    }
+
+    static func json(_ text: String) -> Response {
+        Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
+                 body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// A file of the page: compiled in, or read from CROSSPOINT_WEB_DIR (working on the page).
+    static func page(_ name: String, _ type: String, _ bytes: [UInt8]) -> Response {
+        var body = bytes
+        if let directory = ProcessInfo.processInfo.environment["CROSSPOINT_WEB_DIR"],
+           let data = FileManager.default.contents(atPath: directory + "/" + name) {
+            body = Array(data)
+        }
+        return Response(status: .ok, headers: [.contentType: type, .cacheControl: "no-cache",
+                                               .init("Content-Security-Policy")!: "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:",
+                                               .init("X-Content-Type-Options")!: "nosniff"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    static func body(_ request: Request) async throws -> JSONValue {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: bodyLimit)
+        } catch {
+            throw APIError(413, "the body is larger than \(bodyLimit >> 20) MiB", key: "body")
+        }
+        let text = String(buffer: buffer)
+        guard let value = JSONValue(parsing: text), case .object = value else {
+            throw APIError(400, "the body is not a JSON object", key: "body")
+        }
+        return value
+    }
+
+    static func name(_ body: JSONValue) throws -> String {
+        guard case let .string(name) = body["name"] else { throw APIError(400, "expected {\"name\": PRESET-NAME}", key: "name") }
+        try PresetStore.check(name)
+        return name
+    }
+
+    static func node(_ context: some RequestContext) throws -> String {
+        guard let node = context.parameters.get("node"), !node.isEmpty, node.utf8.count <= 256 else {
+            throw APIError(404, "name a node: /api/nodes/ID", key: "node")
+        }
+        return node
+    }
+
+    static func router(surface: Surface, store: PresetStore, access: ServeAccess) -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        router.middlewares.add(AccessMiddleware(access: access))
+
+        router.get("/") { _, _ in page("index.html", "text/html; charset=utf-8", PackageResources.index_html) }
+        router.get("/index.html") { _, _ in page("index.html", "text/html; charset=utf-8", PackageResources.index_html) }
+        router.get("/app.js") { _, _ in page("app.js", "text/javascript; charset=utf-8", PackageResources.app_js) }
+        router.get("/style.css") { _, _ in page("style.css", "text/css; charset=utf-8", PackageResources.style_css) }
+
+        router.get("/api/status") { _, _ in
+            let connected = surface.connected
+            return json(JSONValue.object([("connected", .bool(connected)), ("daemon", .string(surface.remote ?? "default")),
+                                          ("version", .string(crosspointVersion))]).compactText)
+        }
+        router.get("/api/nodes") { _, _ in
+            json(try await surface.perform { session in
+                try? session.refresh()
+                return NodeJSON.list(session)
+            })
+        }
+        router.get("/api/nodes/:node") { _, context in
+            let node = try node(context)
+            return json(try await surface.perform { session in
+                do { return try NodeJSON.document(session, node) } catch { throw APIError.from(error, key: "node") }
+            })
+        }
+        router.post("/api/nodes/:node") { request, context in
+            let node = try node(context)
+            let body = try await body(request)
+            return json(try await surface.perform { session in
+                do { return try SurfaceAPI.change(body, node: node, session) } catch { throw APIError.from(error) }
+            })
+        }
+        router.get("/api/nodes/:node/levels") { _, context in
+            let node = try node(context)
+            return json(try await surface.perform { session in
+                do { return try SurfaceAPI.levels(node: node, session) } catch { throw APIError.from(error, key: "node") }
+            })
+        }
+        router.post("/api/nodes/:node/save") { request, context in
+            let node = try node(context)
+            let name = try name(try await body(request))
+            return json(try await surface.perform { session in
+                do { return try SurfaceAPI.save(name, to: store, node: node, session) } catch { throw APIError.from(error, key: "node") }
+            })
+        }
+        router.post("/api/nodes/:node/load") { request, context in
+            let node = try node(context)
+            let name = try name(try await body(request))
+            return json(try await surface.perform { session in
+                do { return try SurfaceAPI.load(name, from: store, node: node, session) } catch { throw APIError.from(error, key: "name") }
+            })
+        }
+        router.get("/api/presets") { _, _ in json(store.list()) }
+        router.get("/api/presets/:name") { _, context in
+            let name = context.parameters.get("name") ?? ""
+            return json(try store.read(name))
+        }
+        router.delete("/api/presets/:name") { _, context in
+            let name = context.parameters.get("name") ?? ""
+            try store.delete(name)
+            return json(JSONValue.object([("deleted", .string(name))]).compactText)
+        }
+
+        router.ws("/api/stream") { _, _ in .upgrade([:]) } onUpgrade: { inbound, outbound, _ in
+            let (subscriber, messages) = surface.subscribe()
+            defer { surface.unsubscribe(subscriber) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await text in messages { try await outbound.write(.text(text)) }
+                }
+                group.addTask {
+                    for try await message in inbound.messages(maxSize: 4096) {
+                        if case let .text(text) = message { surface.receive(text, from: subscriber) }
+                    }
+                }
+                _ = try await group.next()
+                group.cancelAll()
+            }
+        }
+        return router
+    }
+}

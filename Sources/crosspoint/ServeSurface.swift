@@ -1,0 +1,345 @@
+import CrosspointClient
+import CrosspointCore
+import CrosspointPipeWire
+import Glibc
+import Synchronization
+
+/// What an API request gets instead of its answer: an HTTP status, a message, and the key,
+/// path part or field it is about.
+struct APIError: Error {
+    let status: Int
+    let message: String
+    let key: String?
+
+    init(_ status: Int, _ message: String, key: String?) {
+        self.status = status
+        self.message = message
+        self.key = key
+    }
+
+    /// Any error a job threw, as the API answers it: the command line's own errors are the
+    /// client's fault (400, or 404 for an unknown node); the daemon's are 503.
+    static func from(_ error: any Error, key: String? = nil) -> APIError {
+        switch error {
+        case let error as APIError: error
+        case let CommandError.unknownNode(token, _): APIError(404, "no Crosspoint node is called '\(token.printable)'", key: "node")
+        case let error as CommandError: APIError(400, error.description, key: key)
+        case let error as CrosspointError: APIError(400, error.description.printable, key: key)
+        case let error as ClientError: APIError(503, error.description, key: nil)
+        default: APIError(400, String(describing: error).printable, key: key)
+        }
+    }
+
+    var json: String {
+        JSONValue.object([("error", .string(message)), ("key", key.map(JSONValue.string) ?? .null)]).compactText
+    }
+}
+
+/// The control surface's link to PipeWire: one thread that owns the connection (the client
+/// objects are not thread-safe and run where their loop is iterated) and does three things in
+/// turn, every 10 ms or as soon as events arrive:
+///
+/// - runs the jobs HTTP handlers hand it (`perform`), one at a time, each with the session;
+/// - hears of changes (nodes, ports and links coming and going; the followed nodes' params
+///   changing, whoever changed them) and pushes the node object again to the WebSockets that
+///   watch it, when its text changed;
+/// - holds a level lease on every watched node and pushes each reading.
+///
+/// When the daemon goes away it says so to every WebSocket and connects again every second.
+final class Surface: @unchecked Sendable {
+    let remote: String?
+
+    /// A WebSocket's end: what it watches, and where its messages go.
+    final class Subscriber: Sendable {
+        let id: Int
+        let messages: AsyncStream<String>.Continuation
+        /// The node it watches, and whether it still needs that node's object.
+        let watch = Mutex<(node: UInt32?, fresh: Bool)>((nil, false))
+
+        init(id: Int, messages: AsyncStream<String>.Continuation) {
+            self.id = id
+            self.messages = messages
+        }
+    }
+
+    private let jobs = Mutex<[@Sendable (Session?) -> Void]>([])
+    private let subscribers = Mutex<[Int: Subscriber]>([:])
+    private let nextSubscriber = Atomic<Int>(1)
+    /// The last status and node list sent, for a WebSocket that just connected.
+    private let latest = Mutex<(status: String, nodes: String)>(("", "[]"))
+    private let isConnected = Atomic<Bool>(false)
+
+    // Owned by the surface's thread.
+    private var session: Session?
+    private var watcher: GraphWatcher?
+    private var levels: [UInt32: LevelsWatcher] = [:]
+    private var sent: [UInt32: String] = [:]
+    private var graphPending = false
+    private var refreshed = ContinuousClock.now
+    private var dirty = Set<UInt32>()
+    private var nodeList = ""
+
+    /// How often a node publishes levels to the surface: 30 a second.
+    static let levelInterval = LevelWatch.fastestInterval
+
+    init(remote: String?) {
+        self.remote = remote
+    }
+
+    var connected: Bool { isConnected.load(ordering: .relaxed) }
+
+    /// Starts the thread.
+    func start() {
+        var thread = pthread_t()
+        let me = Unmanaged.passRetained(self).toOpaque()
+        pthread_create(&thread, nil, { argument in
+            Unmanaged<Surface>.fromOpaque(argument!).takeRetainedValue().run()
+            return nil
+        }, me)
+        pthread_detach(thread)
+    }
+
+    /// Runs `work` on the surface's thread with the session, and returns what it returns.
+    /// Without a daemon: 503.
+    func perform<T: Sendable>(_ work: @escaping @Sendable (Session) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            jobs.withLock {
+                $0.append { session in
+                    guard let session else {
+                        continuation.resume(throwing: APIError(503, "not connected to PipeWire (the daemon is away; retrying every second)", key: nil))
+                        return
+                    }
+                    do {
+                        continuation.resume(returning: try work(session))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: WebSockets
+
+    /// A new WebSocket's subscriber; it gets the status and the node list at once.
+    func subscribe() -> (Subscriber, AsyncStream<String>) {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(256))
+        let subscriber = Subscriber(id: nextSubscriber.add(1, ordering: .relaxed).oldValue, messages: continuation)
+        let (status, nodes) = latest.withLock { ($0.status, $0.nodes) }
+        if !status.isEmpty { continuation.yield(status) }
+        continuation.yield(Surface.message("nodes", [("nodes", nodes)]))
+        subscribers.withLock { $0[subscriber.id] = subscriber }
+        return (subscriber, stream)
+    }
+
+    func unsubscribe(_ subscriber: Subscriber) {
+        subscribers.withLock { $0[subscriber.id] = nil }
+        subscriber.messages.finish()
+    }
+
+    /// A message from a WebSocket: `{"watch": ID}` or `{"watch": null}`.
+    func receive(_ text: String, from subscriber: Subscriber) {
+        guard text.utf8.count <= 1024, let message = JSONValue(parsing: text), case .object = message, let watch = message["watch"] else {
+            subscriber.messages.yield(APIError(400, "expected {\"watch\": NODE-ID} or {\"watch\": null}", key: "watch").typed)
+            return
+        }
+        switch watch {
+        case .null:
+            subscriber.watch.withLock { $0 = (nil, false) }
+        case let .number(n) where UInt32(exactly: n) != nil:
+            subscriber.watch.withLock { $0 = (UInt32(exactly: n), true) }
+        default:
+            subscriber.messages.yield(APIError(400, "watch: expected a node id (a whole number) or null", key: "watch").typed)
+        }
+    }
+
+    /// `{"type": TYPE, key: value...}` where the values are JSON text already.
+    static func message(_ type: String, _ fields: [(String, String)]) -> String {
+        "{\"type\":\"\(type)\"" + fields.map { ",\"\($0.0)\":\($0.1)" }.joined() + "}"
+    }
+
+    private func broadcast(_ text: String) {
+        for subscriber in subscribers.withLock({ Array($0.values) }) { subscriber.messages.yield(text) }
+    }
+
+    // MARK: The thread
+
+    private func run() {
+        var lastAttempt: ContinuousClock.Instant?
+        while true {
+            if session == nil {
+                if lastAttempt.map({ ContinuousClock.now - $0 >= .seconds(1) }) ?? true {
+                    lastAttempt = .now
+                    connect()
+                }
+                if session == nil {
+                    runJobs()
+                    usleep(20_000)
+                    continue
+                }
+            }
+            do {
+                try turn()
+            } catch .disconnected {
+                disconnect()
+            } catch .cannotConnect {
+                disconnect()
+            } catch {
+                // A node that went away while bound, a request the daemon refused: the next
+                // turn goes on (the graph change that caused it is handled there).
+                continue
+            }
+        }
+    }
+
+    private func connect() {
+        do {
+            let session = try Session(client: PipeWireClient(remote: remote))
+            watcher = try GraphWatcher(session.client)
+            self.session = session
+            isConnected.store(true, ordering: .relaxed)
+            publishStatus()
+            sent.removeAll()
+            graphPending = true
+        } catch {
+            session = nil
+            watcher = nil
+        }
+    }
+
+    private func disconnect() {
+        levels.removeAll()
+        watcher = nil
+        session = nil
+        sent.removeAll()
+        isConnected.store(false, ordering: .relaxed)
+        publishStatus()
+    }
+
+    private func publishStatus() {
+        let status = Surface.message("status", [("connected", connected ? "true" : "false"),
+                                                ("daemon", JSONValue.string(remote ?? "default").compactText)])
+        latest.withLock { $0.status = status }
+        broadcast(status)
+    }
+
+    private func runJobs() {
+        let pending = jobs.withLock { jobs in defer { jobs.removeAll() }; return jobs }
+        for job in pending { job(session) }
+    }
+
+    /// One turn: events, jobs, what is watched, what changed, levels.
+    private func turn() throws(ClientError) {
+        guard let session, let watcher else { return }
+        try session.client.iterateOnce(milliseconds: 10)
+        runJobs()
+
+        // What the WebSockets watch, and who needs a node's object now.
+        let watching = subscribers.withLock { Array($0.values) }.map { s in (s, s.watch.withLock { $0 }) }
+        let watched = Set(watching.compactMap { $0.1.node })
+        watcher.follow(watched)
+        for id in levels.keys where !watched.contains(id) {
+            try? levels[id]?.release()
+            levels[id] = nil
+        }
+
+        // Nodes, ports or links came or went: read the graph again (at most every 50 ms).
+        if watcher.takeGraphChange() { graphPending = true }
+        if graphPending, ContinuousClock.now - refreshed >= .milliseconds(50) {
+            graphPending = false
+            refreshed = .now
+            try? session.refresh()
+            publishNodes(session)
+            dirty.formUnion(watched)
+        }
+        dirty.formUnion(watcher.takeChangedNodes())
+
+        // Push the watched nodes' objects that changed, and to whoever has not had one yet.
+        let fresh = Set(watching.filter { $0.1.fresh }.compactMap { $0.1.node })
+        for id in watched where dirty.contains(id) || fresh.contains(id) {
+            dirty.remove(id)
+            let text: String
+            do {
+                text = try NodeJSON.document(session, id)
+            } catch {
+                for (subscriber, watch) in watching where watch.node == id {
+                    subscriber.messages.yield(Surface.message("gone", [("id", "\(id)")]))
+                    subscriber.watch.withLock { $0 = (nil, false) }
+                }
+                sent[id] = nil
+                continue
+            }
+            let changed = sent[id] != text
+            sent[id] = text
+            let message = Surface.message("node", [("node", text)])
+            for (subscriber, watch) in watching where watch.node == id && (changed || watch.fresh) {
+                subscriber.messages.yield(message)
+                subscriber.watch.withLock { if $0.node == id { $0.fresh = false } }
+            }
+        }
+        for id in sent.keys where !watched.contains(id) { sent[id] = nil }
+
+        // Levels: a lease on every watched node, the latest reading pushed.
+        for id in watched where levels[id] == nil && sent[id] != nil {
+            levels[id] = try? LevelsWatcher(session.client, node: id, interval: Surface.levelInterval)
+        }
+        for (id, lease) in levels {
+            var latest: LevelReading?
+            do {
+                while let reading = try lease.next(within: 0) { latest = reading }
+            } catch .disconnected {
+                throw .disconnected
+            } catch {
+                levels[id] = nil
+                continue
+            }
+            guard let latest else { continue }
+            let message = Surface.message("levels", [("id", "\(id)"), ("interval", "\(latest.interval)"),
+                                                     ("inputs", NodeJSON.levels(latest.inputs)),
+                                                     ("outputs", NodeJSON.levels(latest.outputs))])
+            for (subscriber, watch) in watching where watch.node == id { subscriber.messages.yield(message) }
+        }
+    }
+
+    private func publishNodes(_ session: Session) {
+        let list = NodeJSON.list(session)
+        guard list != nodeList else { return }
+        nodeList = list
+        latest.withLock { $0.nodes = list }
+        broadcast(Surface.message("nodes", [("nodes", list)]))
+    }
+}
+
+extension APIError {
+    /// As a WebSocket message.
+    var typed: String {
+        Surface.message("error", [("error", JSONValue.string(message).compactText), ("key", key.map { JSONValue.string($0).compactText } ?? "null")])
+    }
+}
+
+/// The JSON the API and the WebSocket send, made the command line's way.
+enum NodeJSON {
+    /// `crosspoint list --json`, on one line.
+    static func list(_ session: Session) -> String {
+        let entries: [JSONValue] = session.crosspointNodes.map { node in
+            let shape = session.shape(of: node)
+            return .object([("id", .number(Double(node.id))), ("name", .string(node.name)), ("description", .string(node.description)),
+                            ("inputs", .number(Double(shape.inputs))), ("outputs", .number(Double(shape.outputs)))])
+        }
+        return JSONValue.array(entries).compactText
+    }
+
+    /// `crosspoint show --json` of node `token` (an id or a name).
+    static func document(_ session: Session, _ token: String) throws -> String {
+        let target = try session.target(token)
+        let mixer = try session.mixer(of: target)
+        return try JSONText.encode(NodeView(target: target, mixer: mixer, graph: session.graph).document)
+    }
+
+    static func document(_ session: Session, _ id: UInt32) throws -> String { try document(session, String(id)) }
+
+    /// Levels as `[[peak_db, rms_db], ...]`, null for silence.
+    static func levels(_ levels: [Level]) -> String {
+        "[" + levels.map { "[\(Level.json($0.peak)),\(Level.json($0.rms))]" }.joined(separator: ",") + "]"
+    }
+}
