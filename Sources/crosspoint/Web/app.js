@@ -1,0 +1,1293 @@
+/* Crosspoint control surface (served by `crosspoint serve`): plain ES2020, no dependencies.
+ *
+ * What it does: shows one Crosspoint node's matrix (rows = inputs, columns = outputs) with
+ * input strips as row heads and output strips as column heads (gain, mute, live meter, links),
+ * and lets a person change it by mouse, touch and keyboard.
+ *
+ * Sections, in order:
+ *   1. util      number/dB formatting, DOM helpers, toast
+ *   2. state     the server's node (truth) + local optimistic values while a change is on its way
+ *   3. network   token, fetch wrapper, change queue (<= 30 requests/s, one in flight, keys merged,
+ *                the last value always lands), WebSocket with 1 s reconnect and re-watch
+ *   4. header    node picker, connection status, master, ramp, channel counts, presets
+ *   5. grid      virtual grid: only visible cells / strips exist; node messages patch them
+ *   6. gestures  click / drag / wheel / double-click on cells and gain controls, inline editor
+ *   7. meters    levels messages -> requestAnimationFrame, transforms only, peak hold, clip latch
+ *   8. keyboard  arrow-key cursor over cells and strips, + - 0 Del m Enter n Esc
+ *   9. boot
+ * Test hooks are data-testid attributes (see index.html and the strip/cell builders) and
+ * window.crosspointStats = {renderMs, ...}.
+ */
+'use strict';
+
+/* ================================================================ 1. util */
+
+const FLOOR_DB = -60;   // stepping below this goes to off
+const START_DB = -40;   // the first step up from off
+const MAX_DB = 20;      // the node's limit (linear 10)
+const STEP_DB = 0.5;
+const DBL_MS = 300;     // double-click / double-tap window; a single click acts after it
+const SEND_MS = 1000 / 30;
+
+const $ = (id) => document.getElementById(id);
+
+function toDb(g) { return g === 0 ? -Infinity : 20 * Math.log10(Math.abs(g)); }
+function fromDb(db, sign) { return db === -Infinity ? 0 : (sign < 0 ? -1 : 1) * Math.pow(10, db / 20); }
+function isUnity(g) { return Math.abs(g - 1) < 1e-5; }
+
+/** Cell text: "0", "-6.0", "+3.5", "ø-6.0"; null when off. */
+function fmtCell(g) {
+  if (g === 0) return null;
+  const db = toDb(g);
+  let t;
+  if (Math.abs(db) < 0.05) t = '0';
+  else if (db <= -99.95) t = db.toFixed(0);
+  else t = (db > 0 ? '+' : '') + db.toFixed(1);
+  return (g < 0 ? 'ø' : '') + t;
+}
+/** Strip / master text: "0.0", "-6.0", "-inf", "ø-3.0". */
+function fmtGain(g) {
+  if (g === 0) return '-inf';
+  const db = toDb(g);
+  const t = Math.abs(db) < 0.05 ? '0.0' : (db > 0 ? '+' : '') + db.toFixed(1);
+  return (g < 0 ? 'ø' : '') + t;
+}
+/** Words for screen readers and titles. */
+function sayGain(g) {
+  if (g === 0) return 'off';
+  return (g < 0 ? 'polarity inverted, ' : '') + fmtGain(Math.abs(g)) + ' dB';
+}
+/** What the inline editor starts with: dB text, or the linear number when polarity is flipped. */
+function editText(g) {
+  if (g === 0) return '-inf';
+  if (g < 0) return String(Math.round(g * 10000) / 10000);
+  const db = toDb(g);
+  return (Math.abs(db) < 0.05 ? '0' : db.toFixed(1)) + 'dB';
+}
+/** The gain `steps` half-dB steps from g: off -> START_DB, below FLOOR_DB -> off, sign kept. */
+function stepGain(g, steps) {
+  if (!steps) return g;
+  let db;
+  if (g === 0) {
+    if (steps < 0) return 0;
+    db = START_DB + (steps - 1) * STEP_DB;
+  } else {
+    db = Math.round(toDb(g) / STEP_DB) * STEP_DB + steps * STEP_DB;
+  }
+  if (db < FLOOR_DB - 1e-9) return 0;
+  db = Math.min(db, MAX_DB);
+  const v = fromDb(db, g < 0 ? -1 : 1);
+  return Number(v.toPrecision(7));
+}
+
+function h(tag, props, ...kids) {
+  const e = document.createElement(tag);
+  if (props) for (const k in props) {
+    if (k === 'class') e.className = props[k];
+    else if (k === 'text') e.textContent = props[k];
+    else e.setAttribute(k, props[k]);
+  }
+  for (const k of kids) e.append(k);
+  return e;
+}
+
+let toastTimer = 0;
+function toast(message) {
+  const t = $('error');
+  t.textContent = message;
+  t.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { t.hidden = true; }, 7000);
+}
+let noticeTimer = 0;
+function notice(message) {
+  const n = $('notice');
+  n.textContent = message;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => { n.textContent = ''; }, 2500);
+}
+
+/* ================================================================ 2. state */
+
+const S = {
+  nodes: [],              // [{id, name, description, inputs, outputs}]
+  nodeId: null,           // the watched node
+  node: null,             // the watched node's object as the server last sent it (the truth)
+  local: new Map(),       // key -> {v, until}: optimistic values (dragging, requests on their way)
+  wsUp: false,
+  daemonUp: true,
+  daemon: '',
+  presets: [],
+};
+
+function keyOf(tg) {
+  switch (tg.t) {
+    case 'cell': return 'matrix.' + tg.i + '.' + tg.j;
+    case 'in': return 'gain.in.' + tg.i;
+    case 'out': return 'gain.out.' + tg.j;
+    default: return 'gain.master';
+  }
+}
+function muteKeyOf(tg) {
+  switch (tg.t) {
+    case 'cell': return 'mute.out.' + tg.j;   // m on a cell mutes the cell's output column
+    case 'in': return 'mute.in.' + tg.i;
+    case 'out': return 'mute.out.' + tg.j;
+    default: return 'mute.master';
+  }
+}
+function serverValue(key) {
+  const n = S.node;
+  if (!n) return undefined;
+  const p = key.split('.');
+  if (p[0] === 'matrix') return (n.matrix[+p[1]] || [])[+p[2]];
+  if (p.length === 3) return (n[p[0] + '.' + p[1]] || [])[+p[2]];
+  return n[key];
+}
+function value(key) {
+  if (S.local.size) {
+    const o = S.local.get(key);
+    if (o) return o.v;
+  }
+  return serverValue(key);
+}
+const cellGain = (i, j) => {
+  if (S.local.size) {
+    const o = S.local.get('matrix.' + i + '.' + j);
+    if (o) return o.v;
+  }
+  return S.node.matrix[i][j];
+};
+const gainOf = (tg) => { const v = value(keyOf(tg)); return typeof v === 'number' ? v : 0; };
+const muteOf = (tg) => !!value(muteKeyOf(tg));
+
+/** A local change: shown at once, sent through the queue. */
+function change(key, v) {
+  S.local.set(key, { v, until: Infinity });
+  Q.put(key, v);
+  scheduleRender();
+}
+
+/** The server's node arrived (WebSocket `node`, or the answer of a POST). */
+function applyNode(node, fromSocket) {
+  if (!node || node.id !== S.nodeId) return;
+  const prev = S.node;
+  S.node = node;
+  if (fromSocket && S.local.size) {
+    // A local value settles once the node reports it (or when its time is up, see sweepLocal).
+    for (const [k, o] of S.local) {
+      if (o.until === Infinity) continue;
+      const sv = serverValue(k);
+      if (sv === o.v || (typeof sv === 'number' && Math.abs(sv - o.v) <= 1e-4 * Math.max(1, Math.abs(o.v)))) S.local.delete(k);
+    }
+  }
+  if (!prev || prev.inputs !== node.inputs || prev.outputs !== node.outputs) buildGrid();
+  else scheduleRender();
+  renderHeader();
+}
+function sweepLocal(now) {
+  for (const [k, o] of S.local) if (o.until < now) S.local.delete(k);
+}
+
+/* ================================================================ 3. network */
+
+const TOKEN = (() => {
+  let t = '';
+  try {
+    const u = new URL(location.href);
+    const q = u.searchParams.get('token');
+    if (q) {
+      sessionStorage.setItem('crosspoint.token', q);
+      u.searchParams.delete('token');
+      history.replaceState(history.state, '', u.pathname + u.search + u.hash);
+    }
+    t = sessionStorage.getItem('crosspoint.token') || '';
+  } catch (e) { /* storage unavailable: no token */ }
+  return t;
+})();
+
+class ApiError extends Error {
+  constructor(message, key, status) { super(message); this.key = key; this.status = status; }
+}
+
+async function api(path, method = 'GET', body) {
+  const headers = {};
+  if (TOKEN) headers.Authorization = 'Bearer ' + TOKEN;
+  if (method !== 'GET') headers['Content-Type'] = 'application/json';
+  const opts = { method, headers, cache: 'no-store' };
+  if (body !== undefined) opts.body = JSON.stringify(body);
+  let res;
+  try { res = await fetch(path, opts); } catch (e) {
+    throw new ApiError('Cannot reach the Crosspoint server (' + e.message + ')', null, 0);
+  }
+  const text = await res.text();
+  let data = null;
+  try { data = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
+  if (!res.ok) throw new ApiError((data && data.error) || ('HTTP ' + res.status + ' ' + res.statusText), data && data.key, res.status);
+  return data;
+}
+
+/** The change queue: at most one request in flight, at most ~30 a second; pending values of
+ *  the same key merge (the last one wins, so the last value always lands). `solo` entries
+ *  (typed values, renames, counts) go in a request of their own so their error is theirs. */
+const Q = {
+  batches: [],   // [{solo, entries: Map key -> {v, waiters: []}}]
+  inflight: false,
+  timer: 0,
+  last: 0,
+  put(key, v, solo = false) {
+    return new Promise((resolve, reject) => {
+      let b = this.batches[this.batches.length - 1];
+      if (solo || !b || b.solo) {
+        b = { solo, entries: new Map() };
+        this.batches.push(b);
+      }
+      const prev = b.entries.get(key);
+      const waiters = prev ? prev.waiters : [];
+      waiters.push({ resolve, reject });
+      b.entries.delete(key);           // re-inserted last: order of params = order of changes
+      b.entries.set(key, { v, waiters });
+      this.kick();
+    });
+  },
+  pending(key) { return this.batches.some((b) => b.entries.has(key)); },
+  clear() {
+    for (const b of this.batches) for (const e of b.entries.values()) for (const w of e.waiters) w.reject(new ApiError('cancelled', null, 0));
+    this.batches = [];
+  },
+  kick() {
+    if (this.inflight || this.timer || !this.batches.length) return;
+    const wait = Math.max(0, this.last + SEND_MS - performance.now());
+    this.timer = setTimeout(() => { this.timer = 0; this.flush(); }, wait);
+  },
+  async flush() {
+    if (this.inflight || !this.batches.length) return;
+    const b = this.batches.shift();
+    const id = S.nodeId;
+    if (id == null) { this.clear(); return; }
+    const params = [];
+    for (const [k, e] of b.entries) params.push(k, e.v);
+    this.inflight = true;
+    this.last = performance.now();
+    let result, error;
+    try { result = await api('api/nodes/' + encodeURIComponent(id), 'POST', { params }); } catch (e) { error = e; }
+    this.inflight = false;
+    if (id === S.nodeId) {
+      const now = performance.now();
+      for (const [k, e] of b.entries) {
+        const o = S.local.get(k);
+        if (o && o.v === e.v && !this.pending(k)) {
+          if (error) S.local.delete(k);
+          else o.until = now + 600;      // keep showing it until the node reports it
+        }
+      }
+      if (result && result.node) applyNode(result.node, false);
+      if (error && !b.solo) toast(error.message);
+      scheduleRender();
+    }
+    for (const e of b.entries.values()) for (const w of e.waiters) error ? w.reject(error) : w.resolve(result);
+    this.kick();
+  },
+};
+// Unhandled rejections of fire-and-forget changes are reported by toast in flush already.
+window.addEventListener('unhandledrejection', (ev) => { if (ev.reason instanceof ApiError) ev.preventDefault(); });
+
+let ws = null;
+function connect() {
+  const u = new URL('api/stream', location.href);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  if (TOKEN) u.searchParams.set('token', TOKEN);
+  const sock = new WebSocket(u.href);
+  ws = sock;
+  sock.onopen = () => {
+    S.wsUp = true;
+    if (S.nodeId != null) sendWatch(S.nodeId);
+    renderStatus();
+  };
+  sock.onmessage = (ev) => {
+    let m;
+    try { m = JSON.parse(ev.data); } catch (e) { return; }
+    onMessage(m);
+  };
+  sock.onclose = () => {
+    if (ws === sock) ws = null;
+    S.wsUp = false;
+    renderStatus();
+    setTimeout(connect, 1000);
+  };
+  sock.onerror = () => { /* onclose follows */ };
+}
+function sendWatch(id) {
+  if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ watch: id }));
+}
+
+function onMessage(m) {
+  switch (m.type) {
+    case 'status':
+      S.daemonUp = !!m.connected;
+      renderStatus();
+      if (S.daemonUp && S.nodeId != null) sendWatch(S.nodeId);
+      break;
+    case 'nodes':
+      S.nodes = Array.isArray(m.nodes) ? m.nodes : [];
+      renderPicker();
+      chooseNode();
+      break;
+    case 'node':
+      if (m.node && m.node.id === S.nodeId) applyNode(m.node, true);
+      break;
+    case 'levels':
+      if (m.id === S.nodeId) onLevels(m);
+      break;
+    case 'gone':
+      if (m.id === S.nodeId) {
+        S.node = null;
+        showEmpty('The node went away. Waiting for it (or pick another)…');
+        renderHeader();
+      }
+      break;
+    case 'error':
+      toast(m.error || 'The server could not use a message');
+      break;
+  }
+}
+
+/* ================================================================ 4. header */
+
+const LS_NODE = 'crosspoint.node';
+
+function renderStatus() {
+  const st = $('status');
+  const up = S.wsUp && S.daemonUp;
+  st.dataset.connected = String(up);
+  if (!S.wsUp) st.textContent = 'Server disconnected: reconnecting every second…';
+  else if (!S.daemonUp) st.textContent = 'PipeWire disconnected: the server is reconnecting…';
+  else st.textContent = 'connected' + (S.daemon ? ' · ' + S.daemon : '');
+  document.body.classList.toggle('offline', !up);
+}
+
+function renderPicker() {
+  const sel = $('node-picker');
+  const want = S.nodeId == null ? '' : String(S.nodeId);
+  sel.textContent = '';
+  if (!S.nodes.length) {
+    sel.append(h('option', { value: '', text: 'No Crosspoint node' }));
+    sel.disabled = true;
+  } else {
+    sel.disabled = false;
+    for (const n of S.nodes) {
+      sel.append(h('option', { value: String(n.id), text: (n.description || n.name) + '  (' + n.name + ' · ' + n.id + ')' }));
+    }
+  }
+  sel.value = want;
+  renderNodeInfo();
+}
+function renderNodeInfo() {
+  const n = S.nodes.find((x) => x.id === S.nodeId);
+  $('nodeinfo').textContent = n ? n.name + ' · id ' + n.id + ' · ' + n.inputs + '×' + n.outputs : '';
+}
+
+function chooseNode() {
+  if (S.nodeId != null && S.nodes.some((n) => n.id === S.nodeId)) { renderNodeInfo(); return; }
+  let saved = null;
+  try { saved = JSON.parse(localStorage.getItem(LS_NODE) || 'null'); } catch (e) { /* ignore */ }
+  // ?node=NAME_OR_ID in the page address picks a node (a bookmark); then the last choice.
+  const asked = new URLSearchParams(location.search).get('node');
+  const pick = (asked && S.nodes.find((n) => n.name === asked || String(n.id) === asked)) ||
+    (saved && (S.nodes.find((n) => n.name === saved.name) || S.nodes.find((n) => n.id === saved.id))) || S.nodes[0];
+  watch(pick ? pick.id : null);
+}
+
+function watch(id) {
+  if (id === S.nodeId && S.node) return;
+  Q.clear();
+  closeEditor();
+  S.nodeId = id;
+  S.node = null;
+  S.local.clear();
+  resetMeters();
+  $('node-picker').value = id == null ? '' : String(id);
+  renderNodeInfo();
+  if (id == null) showEmpty(S.wsUp ? 'No Crosspoint node on this PipeWire. Load the module (see README) and it appears here.' : 'Connecting…');
+  else showEmpty('Loading…');
+  renderHeader();
+  sendWatch(id);
+  if (id != null && !(ws && ws.readyState === WebSocket.OPEN)) {
+    api('api/nodes/' + id).then((n) => applyNode(n, false)).catch(() => {});
+  }
+}
+
+function showEmpty(text) {
+  const e = $('empty');
+  if (text) { e.textContent = text; e.hidden = false; } else e.hidden = true;
+}
+
+/** Master, ramp and counts; fields being edited are left alone. */
+function renderHeader() {
+  const n = S.node;
+  const mg = $('master-gain');
+  const g = n ? gainOf({ t: 'master' }) : 1;
+  const txt = fmtGain(g);
+  if (mg.textContent !== txt) mg.textContent = txt;
+  mg.classList.toggle('off', g === 0);
+  mg.classList.toggle('flip', g < 0);
+  mg.setAttribute('aria-valuetext', sayGain(g));
+  const mm = $('master-mute');
+  const muted = n ? muteOf({ t: 'master' }) : false;
+  mm.setAttribute('aria-pressed', String(muted));
+  mm.textContent = muted ? 'Muted' : 'Mute';
+  document.body.classList.toggle('master-muted', muted);
+  for (const [id, v] of [['ramp', n && value('ramp.ms')], ['inputs-count', n && n.inputs], ['outputs-count', n && n.outputs]]) {
+    const f = $(id);
+    f.disabled = !n;
+    const typing = document.activeElement === f || (f._emptied && performance.now() - f._emptied < 4000);
+    if (!typing && v != null && f.value !== String(v)) f.value = String(v);
+  }
+}
+
+function numberField(id, key, min, max, integer) {
+  const f = $(id);
+  const submit = () => {
+    if (!S.node) return;
+    if (f.value.trim() === '') return;      // being cleared to type a new number
+    const v = Number(f.value);
+    const current = key === 'ramp.ms' ? value('ramp.ms') : S.node[key];
+    if (!isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
+      toast(id.replace('-count', '') + ': ' + (integer ? 'a whole number' : 'a number') + ' from ' + min + ' to ' + max);
+      f.value = String(current);
+      return;
+    }
+    if (v === current) return;
+    Q.put(key, v, true).catch((e) => { toast(e.message); f.value = String(S.node ? (key === 'ramp.ms' ? S.node['ramp.ms'] : S.node[key]) : ''); });
+  };
+  f.addEventListener('change', submit);
+  // A field emptied to type a new number is left empty a while even without focus.
+  const mark = () => { f._emptied = f.value.trim() === '' ? performance.now() : 0; };
+  f.addEventListener('input', mark);
+  f.addEventListener('change', mark);
+  f.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') { f.blur(); }
+    else if (e.key === 'Escape') { f.value = String(S.node ? (key === 'ramp.ms' ? value('ramp.ms') : S.node[key]) : ''); f.blur(); }
+  });
+}
+
+/* presets */
+async function loadPresets(select) {
+  try {
+    S.presets = (await api('api/presets')) || [];
+  } catch (e) { toast('Presets: ' + e.message); return; }
+  const list = $('preset-list');
+  const keep = select || list.value;
+  list.textContent = '';
+  if (!S.presets.length) list.append(h('option', { value: '', text: 'no presets yet' }));
+  for (const p of S.presets) list.append(h('option', { value: p.name, text: p.name + '  ' + p.inputs + '×' + p.outputs }));
+  if (keep && S.presets.some((p) => p.name === keep)) list.value = keep;
+  $('preset-load').disabled = $('preset-delete').disabled = !S.presets.length;
+}
+function presetControls() {
+  const list = $('preset-list'), name = $('preset-name');
+  list.addEventListener('change', () => { if (list.value) name.value = list.value; });
+  const save = async () => {
+    const nm = name.value.trim() || list.value;
+    if (!nm) { toast('Type a name for the preset'); name.focus(); return; }
+    if (S.nodeId == null) return;
+    try {
+      await api('api/nodes/' + S.nodeId + '/save', 'POST', { name: nm });
+      notice('Saved ' + nm);
+      await loadPresets(nm);
+    } catch (e) { toast(e.message); }
+  };
+  $('preset-save').addEventListener('click', save);
+  name.addEventListener('keydown', (e) => { if (e.key === 'Enter') save(); });
+  $('preset-load').addEventListener('click', async () => {
+    const nm = list.value;
+    if (!nm || S.nodeId == null) return;
+    try {
+      const r = await api('api/nodes/' + S.nodeId + '/load', 'POST', { name: nm });
+      if (r && r.node) applyNode(r.node, false);
+      notice('Loaded ' + nm);
+    } catch (e) { toast(e.message); }
+  });
+  // Delete asks twice: the first click arms the button for 3 s.
+  const del = $('preset-delete');
+  let armed = 0;
+  del.addEventListener('click', async () => {
+    const nm = list.value;
+    if (!nm) return;
+    if (!armed) {
+      del.classList.add('armed');
+      del.textContent = 'Delete ' + nm + '?';
+      armed = setTimeout(() => { armed = 0; del.classList.remove('armed'); del.textContent = 'Delete'; }, 3000);
+      return;
+    }
+    clearTimeout(armed); armed = 0;
+    del.classList.remove('armed'); del.textContent = 'Delete';
+    try {
+      await api('api/presets/' + encodeURIComponent(nm), 'DELETE');
+      notice('Deleted ' + nm);
+      await loadPresets();
+    } catch (e) { toast(e.message); }
+  });
+}
+
+/* ================================================================ 5. grid */
+
+const G = {
+  vp: null, canvas: null, colheads: null, corner: null, rowheads: null, cellsLayer: null,
+  cw: 58, rh: 38, rw: 304, ch: 206,
+  ni: 0, no: 0,
+  r0: 0, r1: -1, c0: 0, c1: -1,           // rendered ranges (inclusive)
+  cells: new Map(),                      // i * 65536 + j -> element
+  rows: new Map(),                       // i -> input strip
+  cols: new Map(),                       // j -> output strip
+  cur: { t: 'cell', i: 0, j: 0 },        // keyboard cursor
+  curEl: null,
+  hover: null,
+  rendered: false,
+};
+window.crosspointStats = { renderMs: null, firstRenderMs: null, builds: 0, patches: 0, lastPatchMs: 0, cellsInDom: 0, framesMeters: 0 };
+
+function readDims() {
+  const cs = getComputedStyle(document.documentElement);
+  const px = (n, d) => parseFloat(cs.getPropertyValue(n)) || d;
+  const d = { cw: px('--cw', 58), rh: px('--rh', 38), rw: px('--rw', 304), ch: px('--ch', 206) };
+  const changed = d.cw !== G.cw || d.rh !== G.rh || d.rw !== G.rw || d.ch !== G.ch;
+  Object.assign(G, d);
+  return changed;
+}
+
+function initGrid() {
+  G.vp = $('grid');
+  G.canvas = h('div', { class: 'canvas' });
+  G.colheads = h('div', { class: 'colheads' });
+  G.corner = h('div', { class: 'corner' });
+  G.rowheads = h('div', { class: 'rowheads', role: 'rowgroup' });
+  G.cellsLayer = h('div', { class: 'cells' });
+  G.colheads.append(G.corner);
+  G.canvas.append(G.colheads, G.rowheads, G.cellsLayer);
+  G.vp.append(G.canvas);
+  readDims();
+  let ticking = false;
+  G.vp.addEventListener('scroll', () => {
+    if (ticking) return;
+    ticking = true;
+    requestAnimationFrame(() => { ticking = false; updateVirtual(); });
+    if (ED.el && ED.inGrid) closeEditor();
+  }, { passive: true });
+  new ResizeObserver(() => {
+    if (readDims()) layoutCanvas(true);
+    updateVirtual();
+  }).observe(G.vp);
+}
+
+function layoutCanvas(reposition) {
+  const W = G.rw + G.no * G.cw, H = G.ch + G.ni * G.rh;
+  G.canvas.style.width = W + 'px';
+  G.canvas.style.height = H + 'px';
+  G.colheads.style.width = W + 'px';
+  G.rowheads.style.height = G.ni * G.rh + 'px';
+  G.cellsLayer.style.width = G.no * G.cw + 'px';
+  G.cellsLayer.style.height = G.ni * G.rh + 'px';
+  if (reposition) {
+    for (const [k, e] of G.cells) e.style.transform = `translate(${(k & 0xffff) * G.cw}px,${(k >>> 16) * G.rh}px)`;
+    for (const [i, e] of G.rows) e.style.transform = `translateY(${i * G.rh}px)`;
+    for (const [j, e] of G.cols) e.style.transform = `translateX(${G.rw + j * G.cw}px)`;
+  }
+}
+
+/** A whole new grid (first node, other node, other shape). */
+function buildGrid() {
+  const t0 = performance.now();
+  const n = S.node;
+  for (const e of G.cells.values()) e.remove();
+  for (const e of G.rows.values()) e.remove();
+  for (const e of G.cols.values()) e.remove();
+  G.cells.clear(); G.rows.clear(); G.cols.clear();
+  G.r0 = 0; G.r1 = -1; G.c0 = 0; G.c1 = -1;
+  G.curEl = null;
+  if (!n) { showEmpty('Loading…'); return; }
+  showEmpty(null);
+  G.ni = n.inputs; G.no = n.outputs;
+  const c = G.cur;
+  if (c.t === 'cell' || c.t === 'in') c.i = Math.min(c.i, G.ni - 1);
+  if (c.t === 'cell' || c.t === 'out') c.j = Math.min(c.j, G.no - 1);
+  resizeMeters();
+  layoutCanvas(false);
+  G.corner.innerHTML = '';
+  G.corner.append(
+    h('div', { class: 'o' }, h('b', { text: n.outputs }), ' output' + (n.outputs === 1 ? '' : 's') + ' →'),
+    h('div', { class: 'scale', text: 'meters −60…0 dBFS: peak above, RMS below (outputs: left, right)' }),
+    h('div', {}, h('b', { text: n.inputs }), ' input' + (n.inputs === 1 ? '' : 's') + ' ↓'));
+  updateVirtual();
+  G.canvas.getBoundingClientRect();    // include layout in the measurement
+  const ms = performance.now() - t0;
+  const st = window.crosspointStats;
+  st.renderMs = Math.round(ms * 10) / 10;
+  if (st.firstRenderMs == null) st.firstRenderMs = st.renderMs;
+  st.builds++;
+  st.inputs = G.ni; st.outputs = G.no; st.nodeId = n.id;
+  st.cellsInDom = G.cells.size;
+  G.rendered = true;
+}
+
+/** Creates what came into view and removes what left it. */
+function updateVirtual() {
+  if (!S.node || !G.ni) return;
+  const vp = G.vp;
+  const sl = vp.scrollLeft, st = vp.scrollTop, w = vp.clientWidth, hh = vp.clientHeight;
+  const over = 2;
+  const c0 = Math.max(0, Math.floor(sl / G.cw) - over);
+  const c1 = Math.min(G.no - 1, Math.ceil((sl + w - G.rw) / G.cw) + over);
+  const r0 = Math.max(0, Math.floor(st / G.rh) - over);
+  const r1 = Math.min(G.ni - 1, Math.ceil((st + hh - G.ch) / G.rh) + over);
+  if (r0 === G.r0 && r1 === G.r1 && c0 === G.c0 && c1 === G.c1) return;
+  // remove
+  for (const [k, e] of G.cells) {
+    const i = k >>> 16, j = k & 0xffff;
+    if (i < r0 || i > r1 || j < c0 || j > c1) { e.remove(); G.cells.delete(k); }
+  }
+  for (const [i, e] of G.rows) if (i < r0 || i > r1) { e.remove(); G.rows.delete(i); }
+  for (const [j, e] of G.cols) if (j < c0 || j > c1) { e.remove(); G.cols.delete(j); }
+  // add
+  const fc = document.createDocumentFragment(), fr = document.createDocumentFragment(), fo = document.createDocumentFragment();
+  for (let i = r0; i <= r1; i++) {
+    if (!G.rows.has(i)) { const e = makeInStrip(i); G.rows.set(i, e); fr.append(e); }
+    for (let j = c0; j <= c1; j++) {
+      const k = i * 65536 + j;
+      if (!G.cells.has(k)) { const e = makeCell(i, j); G.cells.set(k, e); fc.append(e); }
+    }
+  }
+  for (let j = c0; j <= c1; j++) if (!G.cols.has(j)) { const e = makeOutStrip(j); G.cols.set(j, e); fo.append(e); }
+  G.cellsLayer.append(fc);
+  G.rowheads.append(fr);
+  G.colheads.append(fo);
+  G.r0 = r0; G.r1 = r1; G.c0 = c0; G.c1 = c1;
+  window.crosspointStats.cellsInDom = G.cells.size;
+  markCursor();
+  markHover();
+}
+
+/* cells */
+const shadeCache = new Map();
+function shade(g) {
+  if (g === 0) return '';
+  const db = Math.round(toDb(g) * 2) / 2;
+  const key = (g < 0 ? -1 : 1) * (db + 1000);
+  let s = shadeCache.get(key);
+  if (s) return s;
+  const f = Math.max(0, Math.min(1, (db - FLOOR_DB) / -FLOOR_DB));  // 0 at -60 dB, 1 at 0 dB
+  const over = Math.max(0, Math.min(1, db / MAX_DB));                // above unity
+  const t = Math.pow(f, 1.6);
+  if (g > 0) {
+    const hue = 158 - over * 110, sat = 38 + 22 * t, light = 12 + 17 * t + over * 3;
+    s = `hsl(${hue.toFixed(0)} ${sat.toFixed(0)}% ${light.toFixed(1)}%)`;
+  } else {
+    const hue = 282 - over * 30, sat = 32 + 26 * t, light = 13 + 18 * t + over * 3;
+    s = `hsl(${hue.toFixed(0)} ${sat.toFixed(0)}% ${light.toFixed(1)}%)`;
+  }
+  shadeCache.set(key, s);
+  return s;
+}
+
+function makeCell(i, j) {
+  const e = document.createElement('div');
+  e.className = 'cell' + ((j + 1) % 8 === 0 ? ' g8r' : '') + ((i + 1) % 8 === 0 ? ' g8b' : '');
+  e.setAttribute('role', 'gridcell');
+  e.setAttribute('data-testid', 'cell-' + i + '-' + j);
+  e.id = 'x-' + i + '-' + j;
+  e.dataset.v = 'cell';
+  e._i = i; e._j = j; e._g = NaN; e._dead = false; e._lbl = '';
+  e.style.transform = `translate(${j * G.cw}px,${i * G.rh}px)`;
+  patchCell(e, i, j);
+  return e;
+}
+function patchCell(e, i, j) {
+  const n = S.node;
+  const g = cellGain(i, j);
+  if (g !== e._g) {
+    e._g = g;
+    e.setAttribute('data-gain', String(g));
+    const t = fmtCell(g);
+    e.textContent = t === null ? '·' : t;
+    e.style.background = shade(g);
+    e.classList.toggle('off', g === 0);
+    e.classList.toggle('unity', isUnity(Math.abs(g)));
+    e.classList.toggle('flip', g < 0);
+    e._lbl = '';
+  }
+  const lbl = n['input.ports'][i] + ' to ' + n['output.ports'][j];
+  if (e._lbl !== lbl) {
+    e._lbl = lbl;
+    e.setAttribute('aria-label', lbl + ', ' + sayGain(g));
+  }
+  const dead = muteOf({ t: 'in', i }) || muteOf({ t: 'out', j });
+  if (dead !== e._dead) { e._dead = dead; e.classList.toggle('dead', dead); }
+}
+
+/* strips */
+function linkText(links, arrow) {
+  if (!links || !links.length) return null;
+  return arrow + ' ' + links.join(', ');
+}
+function meterEls(kind) {
+  const m = h('div', { class: 'meter ' + kind });
+  const pk = h('div', { class: 'bar pk' }, h('i', { class: 'cover' }));
+  const rm = h('div', { class: 'bar rm' }, h('i', { class: 'cover' }));
+  const hold = h('i', { class: 'hold' });
+  m.append(pk, rm, hold);
+  return { m, pkc: pk.firstChild, rmc: rm.firstChild, hold };
+}
+function makeInStrip(i) {
+  const e = h('div', { class: 'istrip' + ((i + 1) % 8 === 0 ? ' g8b' : ''), 'data-testid': 'in-strip-' + i, role: 'rowheader' });
+  e.id = 'i-' + i;
+  e.style.transform = `translateY(${i * G.rh}px)`;
+  const name = h('button', { class: 'chname', 'data-act': 'rename', title: 'Rename this input' });
+  const links = h('span', { class: 'links' });
+  const gain = h('div', { class: 'val', 'data-testid': 'in-gain-' + i, 'data-v': 'in', role: 'spinbutton' });
+  const mute = h('button', { class: 'mute', 'data-testid': 'in-mute-' + i, 'data-act': 'mute', 'aria-pressed': 'false', text: 'M' });
+  const me = meterEls('h');
+  me.m.setAttribute('data-testid', 'in-meter-' + i);
+  me.m.setAttribute('data-peak', '');
+  const clip = h('i', { class: 'clip', title: 'Clip (peak at 0 dBFS); click to clear' });
+  const mw = h('div', { class: 'mwrap', 'data-act': 'clip' }, me.m, clip);
+  e.append(h('div', { class: 'nm' }, name, links), gain, mute, mw);
+  Object.assign(e, { _side: 'in', _i: i, _name: name, _links: links, _gain: gain, _mute: mute, _clip: clip, _me: me, _k: '' });
+  gain._i = i; gain._j = -1;
+  initMeterCache(e);
+  patchStrip(e);
+  return e;
+}
+function makeOutStrip(j) {
+  const e = h('div', { class: 'ostrip' + ((j + 1) % 8 === 0 ? ' g8r' : ''), 'data-testid': 'out-strip-' + j, role: 'columnheader' });
+  e.id = 'o-' + j;
+  e.style.transform = `translateX(${G.rw + j * G.cw}px)`;
+  const name = h('button', { class: 'chname', 'data-act': 'rename', title: 'Rename this output' });
+  const links = h('span', { class: 'links' });
+  const gain = h('div', { class: 'val', 'data-testid': 'out-gain-' + j, 'data-v': 'out', role: 'spinbutton' });
+  const mute = h('button', { class: 'mute', 'data-testid': 'out-mute-' + j, 'data-act': 'mute', 'aria-pressed': 'false', text: 'M' });
+  const me = meterEls('v');
+  me.m.setAttribute('data-testid', 'out-meter-' + j);
+  me.m.setAttribute('data-peak', '');
+  const clip = h('i', { class: 'clip', title: 'Clip (peak at 0 dBFS); click to clear' });
+  const mw = h('div', { class: 'mwrap', 'data-act': 'clip' }, clip, me.m);
+  e.append(name, links, mw, gain, mute);
+  Object.assign(e, { _side: 'out', _i: j, _name: name, _links: links, _gain: gain, _mute: mute, _clip: clip, _me: me, _k: '' });
+  gain._i = -1; gain._j = j;
+  initMeterCache(e);
+  patchStrip(e);
+  return e;
+}
+function patchStrip(e) {
+  const n = S.node, i = e._i, input = e._side === 'in';
+  const tg = input ? { t: 'in', i } : { t: 'out', j: i };
+  const name = n[input ? 'input.position' : 'output.position'][i] || String(i);
+  const port = n[input ? 'input.ports' : 'output.ports'][i] || '';
+  const links = (n[input ? 'input.links' : 'output.links'] || [])[i] || [];
+  const g = gainOf(tg), muted = muteOf(tg);
+  const k = name + '\u0001' + port + '\u0001' + links.join('\u0002') + '\u0001' + g + '\u0001' + muted;
+  if (k === e._k) return;
+  e._k = k;
+  e._name.textContent = name;
+  e._name.classList.toggle('long', name.length > (input ? 12 : 4));
+  const lt = linkText(links, input ? '←' : '→');
+  e._links.textContent = lt || 'not linked';
+  e._links.classList.toggle('none', !lt);
+  const what = input ? 'Input ' : 'Output ';
+  e.title = what + i + ': ' + name + ' (port ' + port + ')\n' + (lt ? (input ? 'from ' : 'to ') + links.join('\n    ') : 'not linked');
+  e.setAttribute('aria-label', what + name + ', ' + sayGain(g) + (muted ? ', muted' : '') + ', ' + (lt || 'not linked'));
+  const gt = fmtGain(g);
+  e._gain.textContent = gt;
+  e._gain.classList.toggle('off', g === 0);
+  e._gain.classList.toggle('flip', g < 0);
+  e._gain.setAttribute('aria-label', what + name + ' gain');
+  e._gain.setAttribute('aria-valuetext', sayGain(g));
+  e._gain.title = what.trim() + ' gain ' + sayGain(g) + ': drag, wheel or double-click';
+  e._mute.setAttribute('aria-pressed', String(muted));
+  e._mute.setAttribute('aria-label', 'Mute ' + what.toLowerCase() + name);
+  e._mute.title = (muted ? 'Unmute ' : 'Mute ') + what.toLowerCase() + name;
+}
+
+let renderQueued = false;
+function scheduleRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(renderNow);
+}
+/** Patches what is on screen against the state: only what changed touches the DOM. */
+function renderNow() {
+  renderQueued = false;
+  if (!S.node) return;
+  const t0 = performance.now();
+  sweepLocal(t0);
+  for (const e of G.cells.values()) patchCell(e, e._i, e._j);
+  for (const e of G.rows.values()) patchStrip(e);
+  for (const e of G.cols.values()) patchStrip(e);
+  renderHeader();
+  if (S.local.size) scheduleRenderLater();
+  const st = window.crosspointStats;
+  st.patches++;
+  st.lastPatchMs = Math.round((performance.now() - t0) * 10) / 10;
+}
+let laterTimer = 0;
+function scheduleRenderLater() {
+  if (laterTimer) return;
+  laterTimer = setTimeout(() => { laterTimer = 0; scheduleRender(); }, 250);
+}
+
+/* ================================================================ 6. gestures and the editor */
+
+function targetOf(el) {
+  const v = el.dataset.v;
+  if (v === 'cell') return { t: 'cell', i: el._i, j: el._j };
+  if (v === 'in') return { t: 'in', i: el._i };
+  if (v === 'out') return { t: 'out', j: el._j };
+  if (v === 'master') return { t: 'master' };
+  return null;
+}
+function sameTarget(a, b) { return a && b && a.t === b.t && a.i === b.i && a.j === b.j; }
+
+function setGain(tg, g) {
+  if (!S.node) return;
+  if (gainOf(tg) === g) return;
+  change(keyOf(tg), g);
+}
+function toggleMute(tg) {
+  if (!S.node) return;
+  change(muteKeyOf(tg), !muteOf(tg));
+}
+function toggleCell(tg) {
+  setGain(tg, gainOf(tg) === 0 ? 1 : 0);
+}
+function nudge(tg, steps) { setGain(tg, stepGain(gainOf(tg), steps)); }
+
+const readout = { el: null, show(anchor, g) {
+  const r = anchor.getBoundingClientRect();
+  const e = this.el || (this.el = $('readout'));
+  e.textContent = g === 0 ? 'off' : fmtGain(g) + ' dB';
+  e.style.left = (r.left + r.width / 2) + 'px';
+  e.style.top = (r.top - 6) + 'px';
+  e.hidden = false;
+}, hide() { if (this.el) this.el.hidden = true; } };
+
+let drag = null;      // {tg, el, id, x, y, g0, moved}
+let lastTap = null;   // {tg, t, timer}
+
+function onPointerDown(ev) {
+  if (ev.button !== 0 || !S.node) return;
+  const el = ev.target.closest('[data-v]');
+  if (!el) return;
+  const tg = targetOf(el);
+  if (!tg) return;
+  if (tg.t !== 'master') { setCursor(tg.t === 'cell' ? tg : { t: tg.t, i: tg.i, j: tg.j }, false); G.vp.focus({ preventScroll: true }); }
+  drag = { tg, el, id: ev.pointerId, x: ev.clientX, y: ev.clientY, g0: gainOf(tg), moved: false, type: ev.pointerType };
+  try { el.setPointerCapture(ev.pointerId); } catch (e) { /* ignore */ }
+  if (ev.pointerType === 'mouse') ev.preventDefault();   // no text selection; focus stays on the grid
+}
+function onPointerMove(ev) {
+  if (!drag || ev.pointerId !== drag.id) return;
+  const dy = ev.clientY - drag.y;
+  if (!drag.moved) {
+    if (Math.abs(dy) < (drag.type === 'mouse' ? 3 : 6)) return;
+    drag.moved = true;
+    drag.y = ev.clientY;  // start counting from here: no jump
+    if (lastTap) { clearTimeout(lastTap.timer); lastTap = null; }
+    return;
+  }
+  const px = ev.shiftKey ? 14 : 4;
+  const steps = Math.trunc(-(ev.clientY - drag.y) / px);
+  const g = stepGain(drag.g0, steps);
+  setGain(drag.tg, g);
+  readout.show(drag.el, g);
+}
+function onPointerUp(ev) {
+  if (!drag || ev.pointerId !== drag.id) return;
+  const d = drag;
+  drag = null;
+  readout.hide();
+  if (ev.type === 'pointercancel' || d.moved) return;
+  tap(d.tg, d.el);
+}
+/** A click / tap: a second one within DBL_MS opens the editor, a single one (on a cell)
+ *  toggles it once the window has passed (so a double-click never flips it on and off). */
+function tap(tg, el) {
+  const now = performance.now();
+  if (lastTap && sameTarget(lastTap.tg, tg) && now - lastTap.t < DBL_MS) {
+    clearTimeout(lastTap.timer);
+    lastTap = null;
+    openEditor(tg, el);
+    return;
+  }
+  if (lastTap) clearTimeout(lastTap.timer);
+  const entry = { tg, t: now, timer: 0 };
+  if (tg.t === 'cell') entry.timer = setTimeout(() => { if (lastTap === entry) lastTap = null; toggleCell(tg); }, DBL_MS);
+  lastTap = entry;
+}
+
+let wheelAcc = 0, wheelTarget = null;
+function onWheel(ev) {
+  const el = ev.target.closest('[data-v]');
+  if (!el || !S.node) return;
+  if (Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) return;        // sideways: let it scroll
+  const tg = targetOf(el);
+  ev.preventDefault();
+  if (!sameTarget(tg, wheelTarget)) { wheelTarget = tg; wheelAcc = 0; }
+  const unit = ev.deltaMode === 1 ? 3 : ev.deltaMode === 2 ? 100 : 1;   // lines / pages -> ~px
+  wheelAcc += ev.deltaY * (ev.deltaMode === 0 ? 1 : unit * 16);
+  const per = ev.shiftKey ? 120 : 40;
+  let steps = 0;
+  while (wheelAcc <= -per) { steps++; wheelAcc += per; }
+  while (wheelAcc >= per) { steps--; wheelAcc -= per; }
+  if (!steps && Math.abs(ev.deltaY) >= 1 && ev.deltaMode !== 0) steps = ev.deltaY < 0 ? 1 : -1;
+  if (steps) {
+    nudge(tg, steps);
+    readout.show(el, gainOf(tg));
+    clearTimeout(onWheel.t);
+    onWheel.t = setTimeout(() => readout.hide(), 700);
+  }
+}
+
+/* the inline editor: one floating text field for gains and channel names */
+const ED = { el: null, input: null, err: null, tg: null, busy: false, inGrid: false };
+
+function anchorFor(tg) {
+  if (tg.t === 'master') return $('master-gain');
+  if (tg.t === 'cell') return G.cells.get(tg.i * 65536 + tg.j);
+  if (tg.t === 'in') return (G.rows.get(tg.i) || {})._gain;
+  if (tg.t === 'out') return (G.cols.get(tg.j) || {})._gain;
+  if (tg.t === 'name') return ((tg.side === 'in' ? G.rows : G.cols).get(tg.i) || {})._name;
+  return null;
+}
+function openEditor(tg, anchor) {
+  if (!S.node) return;
+  closeEditor();
+  anchor = anchor || anchorFor(tg);
+  if (!anchor) return;
+  const r = anchor.getBoundingClientRect();
+  const form = h('form', { class: 'editor' });
+  const input = h('input', { type: 'text', spellcheck: 'false', autocomplete: 'off', 'data-testid': 'editor' });
+  const err = h('div', { class: 'err', role: 'alert' });
+  form.append(input, err);
+  const w = Math.max(r.width, tg.t === 'name' ? 120 : 104);
+  form.style.left = Math.max(4, Math.min(r.left, innerWidth - w - 4)) + 'px';
+  form.style.top = Math.max(4, r.top + r.height / 2 - 17) + 'px';
+  form.style.width = w + 'px';
+  if (tg.t === 'name') {
+    input.value = S.node[tg.side === 'in' ? 'input.position' : 'output.position'][tg.i];
+    input.setAttribute('aria-label', 'Channel name');
+  } else {
+    input.value = editText(gainOf(tg));
+    input.setAttribute('aria-label', 'Gain: -6dB, 0.5, -inf or 2x');
+    input.placeholder = '-6dB';
+  }
+  Object.assign(ED, { el: form, input, err, tg, busy: false, inGrid: tg.t !== 'master' });
+  document.body.append(form);
+  input.focus();
+  input.select();
+  form.addEventListener('submit', (e) => { e.preventDefault(); submitEditor(); });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); closeEditor(true); }
+    else e.stopPropagation();
+  });
+  input.addEventListener('input', () => { err.textContent = ''; });
+  input.addEventListener('blur', () => { setTimeout(() => { if (ED.el === form && !ED.busy && document.activeElement !== input) closeEditor(); }, 0); });
+}
+function closeEditor(refocus) {
+  if (!ED.el) return;
+  const wasGrid = ED.inGrid, tg = ED.tg;
+  ED.el.remove();
+  ED.el = null; ED.tg = null;
+  if (refocus) {
+    if (wasGrid) G.vp.focus({ preventScroll: true });
+    else if (tg && tg.t === 'master') $('master-gain').focus();
+  }
+}
+function submitEditor() {
+  const { tg, input, err } = ED;
+  if (!tg || ED.busy) return;
+  const text = input.value.trim();
+  if (!text) { closeEditor(true); return; }
+  let key, val;
+  if (tg.t === 'name') {
+    key = tg.side === 'in' ? 'input.position' : 'output.position';
+    const list = S.node[key].slice();
+    if (list[tg.i] === text) { closeEditor(true); return; }
+    list[tg.i] = text;
+    val = list;
+  } else {
+    key = keyOf(tg);
+    val = text;                       // as typed: the server reads it like the command line
+    S.local.delete(key);
+  }
+  ED.busy = true;
+  input.readOnly = true;
+  const form = ED.el;
+  Q.put(key, val, true).then(() => {
+    if (ED.el === form) closeEditor(true);
+  }, (e) => {
+    if (ED.el !== form) { toast(e.message); return; }
+    ED.busy = false;
+    input.readOnly = false;
+    err.textContent = e.message;
+    toast(e.message);
+    input.focus();
+    input.select();
+  });
+}
+
+/* ================================================================ 7. meters */
+
+const M = {
+  in: null, out: null,     // per side: {pk, rm (targets, dB), dpk, drm (shown), hold, holdT, clipT, raw}
+  last: 0,
+  lastLevels: 0,
+};
+function sideArrays(n) {
+  const f = (v) => new Float32Array(n).fill(v);
+  return { pk: f(-Infinity), rm: f(-Infinity), dpk: f(-Infinity), drm: f(-Infinity), hold: f(-Infinity), holdT: new Float64Array(n), clipT: new Float64Array(n), raw: new Array(n).fill('') };
+}
+function resetMeters() { M.in = sideArrays(0); M.out = sideArrays(0); }
+function resizeMeters() {
+  if (!M.in || M.in.pk.length !== G.ni) M.in = sideArrays(G.ni);
+  if (!M.out || M.out.pk.length !== G.no) M.out = sideArrays(G.no);
+}
+function takeLevels(A, list, now) {
+  if (!Array.isArray(list)) return;
+  const n = Math.min(list.length, A.pk.length);
+  for (let i = 0; i < n; i++) {
+    const v = list[i];
+    let pk = -Infinity, rm = -Infinity;
+    if (v && typeof v[0] === 'number') { pk = v[0]; rm = typeof v[1] === 'number' ? v[1] : -Infinity; A.raw[i] = String(pk); } else A.raw[i] = '';
+    A.pk[i] = pk; A.rm[i] = rm;
+    if (pk >= A.hold[i] || now > A.holdT[i]) { A.hold[i] = pk; A.holdT[i] = now + 1500; }
+    if (pk >= 0) A.clipT[i] = now + 2000;
+  }
+}
+function onLevels(m) {
+  if (!M.in) return;
+  const now = performance.now();
+  takeLevels(M.in, m.inputs, now);
+  takeLevels(M.out, m.outputs, now);
+  M.lastLevels = now;
+}
+const frac = (db) => (db <= FLOOR_DB ? 0 : db >= 0 ? 1 : (db - FLOOR_DB) / -FLOOR_DB);
+
+function initMeterCache(e) { e._fp = -1; e._fr = -1; e._fh = -1; e._clipOn = false; e._peak = null; }
+
+function meterFrame(now) {
+  requestAnimationFrame(meterFrame);
+  const dt = Math.min(0.1, (now - (M.last || now)) / 1000);
+  M.last = now;
+  if (!S.node || !M.in) return;
+  // ballistics for every channel (cheap arrays), DOM only for strips on screen
+  for (const A of [M.in, M.out]) {
+    const n = A.pk.length;
+    for (let i = 0; i < n; i++) {
+      const pk = A.pk[i], d = A.dpk[i];
+      A.dpk[i] = pk >= d ? pk : Math.max(pk, d - 26 * dt);      // fast up, 26 dB/s down
+      const r = A.rm[i], dr = A.drm[i];
+      A.drm[i] = r >= dr ? dr + (r - dr) * Math.min(1, dt * 25) : Math.max(r, dr - 20 * dt);
+      if (!isFinite(A.drm[i]) || A.drm[i] < -200) A.drm[i] = r;
+      if (now > A.holdT[i]) A.hold[i] = Math.max(A.dpk[i], A.hold[i] - 30 * dt);
+    }
+  }
+  drawMeters(G.rows, M.in, now, 'scaleX', 'translateX', 1);
+  drawMeters(G.cols, M.out, now, 'scaleY', 'translateY', -1);
+  window.crosspointStats.framesMeters++;
+}
+function drawMeters(strips, A, now, scale, translate, dir) {
+  for (const e of strips.values()) {
+    const i = e._i;
+    if (i >= A.pk.length) continue;
+    const fp = Math.round(frac(A.dpk[i]) * 500) / 500;
+    const fr = Math.round(frac(A.drm[i]) * 500) / 500;
+    const fh = Math.round(frac(A.hold[i]) * 500) / 500;
+    const me = e._me;
+    if (fp !== e._fp) { e._fp = fp; me.pkc.style.transform = `${scale}(${1 - fp})`; }
+    if (fr !== e._fr) { e._fr = fr; me.rmc.style.transform = `${scale}(${1 - fr})`; }
+    if (fh !== e._fh) {
+      e._fh = fh;
+      me.hold.style.opacity = fh > 0 ? '1' : '0';
+      me.hold.style.transform = `${translate}(${dir * (fh - 1) * 100}%)`;
+    }
+    const clip = now < A.clipT[i];
+    if (clip !== e._clipOn) { e._clipOn = clip; e._clip.classList.toggle('on', clip); }
+    const raw = A.raw[i];
+    if (raw !== e._peak) { e._peak = raw; me.m.setAttribute('data-peak', raw); }
+  }
+}
+function clearClip(e) {
+  const A = e._side === 'in' ? M.in : M.out;
+  if (A && e._i < A.clipT.length) A.clipT[e._i] = 0;
+}
+
+/* ================================================================ 8. keyboard */
+
+function curElement(c) {
+  if (c.t === 'cell') return G.cells.get(c.i * 65536 + c.j);
+  if (c.t === 'in') return G.rows.get(c.i);
+  if (c.t === 'out') return G.cols.get(c.j);
+  return null;
+}
+function markCursor() {
+  const e = curElement(G.cur);
+  if (G.curEl && G.curEl !== e) G.curEl.classList.remove('cur');
+  if (e) { e.classList.add('cur'); G.vp.setAttribute('aria-activedescendant', e.id); }
+  else G.vp.removeAttribute('aria-activedescendant');
+  G.curEl = e || null;
+  markHoverFor(G.cur, 'kb');
+}
+function setCursor(c, scroll = true) {
+  G.cur = { t: c.t, i: c.i, j: c.j };
+  if (scroll) scrollToCursor();
+  markCursor();
+}
+/** Scrolls so the cursor is visible (not under the sticky heads). */
+function scrollToCursor() {
+  const c = G.cur, vp = G.vp;
+  if (c.t !== 'out') {
+    const y = c.i * G.rh, top = vp.scrollTop, visH = vp.clientHeight - G.ch;
+    if (y < top) vp.scrollTop = y;
+    else if (y + G.rh > top + visH) vp.scrollTop = y + G.rh - visH;
+  }
+  if (c.t !== 'in') {
+    const x = c.j * G.cw, left = vp.scrollLeft, visW = vp.clientWidth - G.rw;
+    if (x < left) vp.scrollLeft = x;
+    else if (x + G.cw > left + visW) vp.scrollLeft = x + G.cw - visW;
+  }
+  updateVirtual();
+}
+function moveCursor(dx, dy) {
+  const c = { ...G.cur };
+  if (c.t === 'cell') {
+    c.i += dy; c.j += dx;
+    if (c.j < 0) { c.t = 'in'; c.j = undefined; }
+    else if (c.i < 0) { c.t = 'out'; c.i = undefined; }
+    c.i = c.i === undefined ? undefined : Math.min(G.ni - 1, c.i);
+    if (c.j !== undefined) c.j = Math.min(G.no - 1, c.j);
+  } else if (c.t === 'in') {
+    if (dx > 0) { c.t = 'cell'; c.j = Math.min(G.no - 1, Math.ceil(G.vp.scrollLeft / G.cw)); }  // first visible column
+    c.i = Math.max(0, Math.min(G.ni - 1, c.i + dy));
+  } else if (c.t === 'out') {
+    if (dy > 0) { c.t = 'cell'; c.i = Math.min(G.ni - 1, Math.ceil(G.vp.scrollTop / G.rh)); }  // first visible row
+    c.j = Math.max(0, Math.min(G.no - 1, c.j + dx));
+  }
+  setCursor(c);
+}
+function onGridKey(ev) {
+  if (!S.node || ev.target !== G.vp || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const c = G.cur;
+  const tg = c.t === 'cell' ? { t: 'cell', i: c.i, j: c.j } : c.t === 'in' ? { t: 'in', i: c.i } : { t: 'out', j: c.j };
+  let done = true;
+  switch (ev.key) {
+    case 'ArrowLeft': moveCursor(-1, 0); break;
+    case 'ArrowRight': moveCursor(1, 0); break;
+    case 'ArrowUp': moveCursor(0, -1); break;
+    case 'ArrowDown': moveCursor(0, 1); break;
+    case 'Home': setCursor({ t: c.t === 'out' ? 'out' : c.t === 'in' ? 'in' : 'cell', i: c.t === 'out' ? undefined : c.i, j: c.t === 'in' ? undefined : 0 }); break;
+    case '+': case '=': scrollToCursor(); nudge(tg, 1); break;
+    case '-': case '_': scrollToCursor(); nudge(tg, -1); break;
+    case '0': scrollToCursor(); setGain(tg, 1); break;
+    case 'Delete': case 'Backspace': scrollToCursor(); setGain(tg, 0); break;
+    case ' ': if (tg.t === 'cell') toggleCell(tg); else toggleMute(tg); break;
+    case 'm': case 'M': toggleMute(tg); break;
+    case 'Enter': case 'F2': scrollToCursor(); openEditor(tg); break;
+    case 'n': case 'N':
+      if (tg.t !== 'cell') { scrollToCursor(); openEditor({ t: 'name', side: tg.t, i: tg.t === 'in' ? tg.i : tg.j }); }
+      break;
+    default: done = false;
+  }
+  if (done) ev.preventDefault();
+}
+function onMasterKey(ev) {
+  const tg = { t: 'master' };
+  if (!S.node || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  let done = true;
+  switch (ev.key) {
+    case '+': case '=': case 'ArrowUp': nudge(tg, 1); break;
+    case '-': case '_': case 'ArrowDown': nudge(tg, -1); break;
+    case '0': setGain(tg, 1); break;
+    case 'Delete': case 'Backspace': setGain(tg, 0); break;
+    case 'm': case 'M': toggleMute(tg); break;
+    case 'Enter': case 'F2': openEditor(tg); break;
+    default: done = false;
+  }
+  if (done) ev.preventDefault();
+}
+
+/* row / column highlight: the heads of the hovered cell (class hl) and of the cursor (kbhl,
+   shown while the grid has focus) */
+function markHoverFor(c, who) {
+  const cls = who === 'kb' ? 'kbhl' : 'hl';
+  const prev = who === 'kb' ? G.kbHl : G.hover;
+  const want = c && c.t === 'cell' ? [G.rows.get(c.i), G.cols.get(c.j)] : [];
+  if (prev) for (const e of prev) if (e && !want.includes(e)) e.classList.remove(cls);
+  for (const e of want) if (e) e.classList.add(cls);
+  if (who === 'kb') G.kbHl = want; else G.hover = want;
+}
+function markHover() { if (G.hoverCell) markHoverFor(G.hoverCell, 'mouse'); }
+
+/* ================================================================ 9. boot */
+
+function boot() {
+  initGrid();
+  resetMeters();
+  renderStatus();
+  renderHeader();
+  showEmpty('Connecting…');
+
+  const sel = $('node-picker');
+  sel.addEventListener('change', () => {
+    const id = Number(sel.value);
+    const n = S.nodes.find((x) => x.id === id);
+    if (!n) return;
+    try { localStorage.setItem(LS_NODE, JSON.stringify({ name: n.name, id: n.id })); } catch (e) { /* ignore */ }
+    watch(id);
+  });
+
+  // pointer gestures on cells and gain controls (grid and master)
+  document.addEventListener('pointerdown', onPointerDown);
+  document.addEventListener('pointermove', onPointerMove);
+  document.addEventListener('pointerup', onPointerUp);
+  document.addEventListener('pointercancel', onPointerUp);
+  G.vp.addEventListener('wheel', onWheel, { passive: false });
+  $('master-gain').addEventListener('wheel', onWheel, { passive: false });
+  G.vp.addEventListener('keydown', onGridKey);
+  $('master-gain').addEventListener('keydown', onMasterKey);
+  G.vp.addEventListener('pointerover', (ev) => {
+    const el = ev.target.closest('.cell');
+    G.hoverCell = el ? { t: 'cell', i: el._i, j: el._j } : null;
+    markHoverFor(G.hoverCell, 'mouse');
+  });
+  G.vp.addEventListener('pointerleave', () => { G.hoverCell = null; markHoverFor(null, 'mouse'); });
+
+  // buttons inside strips: mute, rename, clip reset
+  G.vp.addEventListener('click', (ev) => {
+    const act = ev.target.closest('[data-act]');
+    if (!act || !S.node) return;
+    const strip = act.closest('.istrip, .ostrip');
+    if (!strip) return;
+    const tg = strip._side === 'in' ? { t: 'in', i: strip._i } : { t: 'out', j: strip._i };
+    setCursor(tg, false);
+    if (act.dataset.act === 'mute') toggleMute(tg);
+    else if (act.dataset.act === 'rename') openEditor({ t: 'name', side: strip._side, i: strip._i }, strip._name);
+    else if (act.dataset.act === 'clip') { clearClip(strip); }
+    if (act.dataset.act !== 'rename') G.vp.focus({ preventScroll: true });
+  });
+  // focus on the grid with the mouse must not steal from buttons: buttons in strips keep focus off
+  G.vp.addEventListener('mousedown', (ev) => { if (ev.target.closest('button')) ev.preventDefault(); });
+
+  $('master-mute').addEventListener('click', () => toggleMute({ t: 'master' }));
+  numberField('ramp', 'ramp.ms', 0, 1000, false);
+  numberField('inputs-count', 'inputs', 1, 256, true);
+  numberField('outputs-count', 'outputs', 1, 256, true);
+  presetControls();
+  $('error').addEventListener('click', () => { $('error').hidden = true; });
+
+  api('api/status').then((s) => { S.daemon = (s && s.daemon) || ''; renderStatus(); }).catch(() => {});
+  loadPresets();
+  connect();
+  requestAnimationFrame(meterFrame);
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', boot);
+else boot();
