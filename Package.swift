@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.1
 import PackageDescription
 
 let package = Package(
@@ -10,8 +10,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        // `crosspoint serve`: HTTP and WebSocket.
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // `crosspoint serve`: HTTP and WebSocket. Without Hummingbird's default traits
+        // (ConfigurationSupport, FullFoundation), which link the whole of Foundation and ICU
+        // (the command is linked statically: 73 MB instead of about 25).
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
