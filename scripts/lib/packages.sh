@@ -5,6 +5,8 @@ CROSSPOINT_PACKAGES=(
     sox python3                                      # making and measuring test audio
     tmux zsh fish                                    # typing into real shells (completions)
     libopenblas-dev                                  # the benchmark's reference
+    chromium chromium-driver python3-selenium        # the real-browser tests (scripts/test-browser)
+    fonts-liberation                                 # a font for the browser (the screenshot's text)
 )
 
 ensure_packages() {

@@ -1,0 +1,916 @@
+#!/usr/bin/env python3
+# Real-browser tests of Crosspoint's control surface (`crosspoint serve` and its page), run by
+# scripts/test-browser: a private PipeWire daemon with the real module loaded through a drop-in
+# (scripts/sandbox), the real server from .build/release, Debian's headless Chromium driven by
+# Debian's chromedriver. Audio is really played (pw-cat) and recorded (pw-record); Props are
+# read back from the daemon (pw-dump, pw-cli enum-params, `crosspoint show --json`).
+#
+#   python3 Tests/Browser/test_control_surface.py [NAME...]   NAME: grid click_audio pwcli_to_page
+#       page_to_node meters security robustness scale screenshot daemon_restart (default: all)
+#
+# Every test prints its measured figures ("FIGURE ..."); the run ends with a summary of them and
+# a line "N passed, N failed". Everything started is stopped; the run's files live in the
+# sandbox folder, which `scripts/sandbox stop` removes.
+import json
+import math
+import os
+import random
+import socket
+import struct
+import sys
+import threading
+import time
+import traceback
+import unittest
+
+sys.dont_write_bytecode = True  # no __pycache__ in the repository
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (  # noqa: E402
+    FIGURES, ROOT, Browser, Failure, PropsMonitor, Sandbox, Server, compare, comparison_ok, describe, figure,
+    log, modulated_tone, read_wav, stop_process, summary, tone, wait_until)
+import array  # noqa: E402
+
+SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "control-surface.png")
+
+NODES = [
+    {"node.name": "xp-grid", "node.description": "Grid 3x4", "inputs": 3, "outputs": 4, "ramp.ms": 0},
+    {"node.name": "xp-2x2", "node.description": "Stereo 2x2", "inputs": 2, "outputs": 2, "ramp.ms": 0},
+    {"node.name": "xp-show", "node.description": "Studio 8x6",
+     "input.position": ["FL", "FR", "FC", "LFE", "SL", "SR", "RL", "RR"],
+     "output.position": ["FL", "FR", "FC", "LFE", "SL", "SR"], "ramp.ms": 10},
+    {"node.name": "xp-64", "node.description": "Big 64x64", "inputs": 64, "outputs": 64},
+    {"node.name": "xp-256", "node.description": "Huge 256x256", "inputs": 256, "outputs": 256},
+]
+
+STATE = {}
+
+
+def close(a, b, tolerance=1e-5):
+    return a is not None and b is not None and abs(a - b) <= tolerance * max(1.0, abs(b))
+
+
+def db(gain):
+    return 20 * math.log10(abs(gain)) if gain else float("-inf")
+
+
+def matrix_of(params, inputs, outputs):
+    return [[params.get(f"matrix.{i}.{j}") for j in range(outputs)] for i in range(inputs)]
+
+
+class ControlSurface(unittest.TestCase):
+    sandbox = server = browser = None
+
+    @classmethod
+    def setUpClass(cls):
+        t0 = time.time()
+        cls.sandbox = Sandbox(NODES).start()
+        log(f"sandbox {cls.sandbox.dir} up in {time.time() - t0:.1f} s")
+        cls.server = Server(cls.sandbox).start()
+        log(f"crosspoint serve on {cls.server.base}")
+        t1 = time.time()
+        cls.browser = Browser(cls.sandbox)
+        log(f"chromium up in {time.time() - t1:.1f} s")
+
+    @classmethod
+    def tearDownClass(cls):
+        if cls.browser:
+            errors = cls.browser.console_errors()
+            if errors:
+                log("browser console errors during the run:")
+                for e in errors[:20]:
+                    log(f"    {e.get('message', e)[:300]}")
+            cls.browser.quit()
+        for server in STATE.get("servers", []):
+            server.stop()
+        if cls.server:
+            cls.server.stop()
+        if cls.sandbox:
+            cls.sandbox.stop()
+
+    # ------------------------------------------------------------ helpers
+
+    def node(self, name):
+        node = self.sandbox.node_id(name)
+        self.assertIsNotNone(node, f"node {name} is missing")
+        return node
+
+    def open_node(self, name, base=None, query=""):
+        """Loads the page, picks node `name`, waits until the page shows it (window.crosspointStats
+        names the node and its shape; the grid is virtual on large nodes: only the cells in view are
+        in the DOM) and cell-0-0 is there."""
+        node = self.node(name)
+        spec = next(n for n in NODES if n["node.name"] == name)
+        inputs = spec.get("inputs") or len(spec["input.position"])
+        outputs = spec.get("outputs") or len(spec["output.position"])
+        b = self.browser
+        b.open((base or self.server.base) + "/" + query)
+        wait_until("the status banner to say connected", lambda: b.attr("status", "data-connected") == "true", timeout=15)
+        wait_until(f"node {name} in the picker", lambda: b.js(
+            "return Array.from(document.querySelectorAll('[data-testid=node-picker] option'))"
+            ".some(o => o.value == arguments[0] || o.textContent.includes(arguments[1]));", str(node), name), timeout=10)
+        b.select_node(node, name)
+        wait_until(f"the page to show {name} ({inputs}x{outputs})", lambda: b.js(
+            "const s = window.crosspointStats; return !!(s && s.nodeId == arguments[0] && s.inputs == arguments[1]"
+            " && s.outputs == arguments[2] && document.querySelector(\"[data-testid='cell-0-0']\"));",
+            node, inputs, outputs), timeout=60, interval=0.05)
+        if inputs * outputs <= 64:
+            wait_until(f"all {inputs * outputs} cells of {name}", lambda: b.js(
+                "return document.querySelectorAll('[data-testid^=\"cell-\"]').length;") == inputs * outputs, timeout=10)
+        return node, inputs, outputs
+
+    def wait_page_matches(self, node, inputs, outputs, timeout=5):
+        """Waits until every cell in the DOM shows the node's matrix (from pw-dump) in its data-gain
+        (on a small node that is every cell); returns (cells, node's matrix)."""
+        params = self.sandbox.params(node)
+        want = matrix_of(params, inputs, outputs)
+        cells = {}
+
+        def same():
+            nonlocal cells
+            cells = self.browser.cells()
+            return cells and all(close(g, want[i][j]) for (i, j), g in cells.items())
+        try:
+            wait_until("the page's grid to equal the node's matrix", same, timeout=timeout, interval=0.05)
+        except Failure:
+            bad = [(i, j, g, want[i][j]) for (i, j), g in cells.items() if not close(g, want[i][j])]
+            self.fail(f"{len(bad)} of {len(cells)} cells differ from the node (i, j, page, node): {bad[:10]}")
+        return cells, want
+
+    def install_observer(self, testid, attribute):
+        """A MutationObserver writing Date.now() into window.__xp.seen when `testid`'s attribute equals
+        window.__xp.target (compared as numbers); elements replaced by a re-render are caught too."""
+        self.browser.js("""
+            const [testid, attribute] = arguments;
+            if (window.__xp && window.__xp.observer) window.__xp.observer.disconnect();
+            const xp = window.__xp = {target: null, seen: null, testid, attribute};
+            const check = () => {
+                if (xp.target === null || xp.seen !== null) return;
+                const e = document.querySelector(`[data-testid='${xp.testid}']`);
+                if (!e) return;
+                const v = parseFloat(e.getAttribute(xp.attribute));
+                if (Math.abs(v - xp.target) <= 1e-5 * Math.max(1, Math.abs(xp.target))) xp.seen = Date.now();
+            };
+            xp.observer = new MutationObserver(check);
+            xp.observer.observe(document.body, {attributes: true, childList: true, subtree: true, characterData: true});
+            xp.check = check;
+        """, testid, attribute)
+
+    def link_to_sink(self, node_name, outputs, sink):
+        objs = self.sandbox.dump()
+        ports = self.sandbox.ports(self.sandbox.node_id(node_name, objs), "output", objs)
+        for k, j in enumerate(outputs):
+            self.sandbox.link(f"{node_name}:{ports[j]}", f"{sink}:playback_AUX{k}")
+
+    def play_into(self, node_name, channels, inputs, tag):
+        player = self.sandbox.play(channels, f"player-{tag}")
+        objs = self.sandbox.dump()
+        ports = self.sandbox.ports(self.sandbox.node_id(node_name, objs), "input", objs)
+        for c, i in enumerate(inputs):
+            self.sandbox.link(f"player-{tag}:output_AUX{c}", f"{node_name}:{ports[i]}")
+        return player
+
+    # ------------------------------------------------------------ 1. the grid shows the node's real matrix
+
+    def test_grid(self):
+        """1. A known matrix set with pw-cli set-param is what every cell's data-gain (and dB text) shows."""
+        node = self.node("xp-grid")
+        rng = random.Random(1)
+        choices = [0.0, 1.0, 0.5, -0.5, 0.251189, 2.0, 0.001, -1.0, 0.707946, 3.981072]
+        pairs = [(f"matrix.{i}.{j}", rng.choice(choices)) for i in range(3) for j in range(4)]
+        pairs[0] = ("matrix.0.0", 0.251189)
+        pairs[1] = ("matrix.0.1", -0.5)
+        self.sandbox.set_params(node, pairs)
+        node, inputs, outputs = self.open_node("xp-grid")
+        cells, props_matrix = self.wait_page_matches(node, inputs, outputs)
+        shown = self.sandbox.show("xp-grid")
+        enum = parse_enum_props(self.sandbox.enum_props(node))
+        for i in range(inputs):
+            for j in range(outputs):
+                self.assertTrue(close(shown["matrix"][i][j], props_matrix[i][j]), "show --json and Props disagree")
+                self.assertTrue(close(enum[f"matrix.{i}.{j}"], cells[(i, j)]), f"cell {i},{j} vs pw-cli enum-params")
+                self.assertTrue(close(cells[(i, j)], dict(pairs)[f"matrix.{i}.{j}"], 1e-6),
+                                f"cell {i},{j}: page {cells[(i, j)]}, set {dict(pairs)[f'matrix.{i}.{j}']}")
+        # The dB text of each cell.
+        texts = self.browser.js("return Array.from(document.querySelectorAll('[data-testid^=\"cell-\"]'))"
+                                ".map(e => [e.getAttribute('data-testid'), e.textContent.trim()]);")
+        wrong = []
+        for testid, text in texts:
+            _, i, j = testid.split("-")
+            gain = cells[(int(i), int(j))]
+            clean = text.replace("\u2212", "-").replace("dB", "").strip()
+            if gain == 0:
+                ok = clean in ("", "-inf", "off", "-\u221e", "\u2013", "-", "\u00b7") or "inf" in clean or "\u221e" in clean
+            else:
+                # A flipped polarity is marked (the page writes "ø-6.0" for -0.5).
+                flipped = clean[:1] in ("\u00f8", "\u00d8", "\u2205", "\u2298")
+                clean = clean[1:].strip() if flipped else clean
+                try:
+                    ok = abs(float(clean.split()[0].lstrip("+")) - db(gain)) <= 0.051 + 0.05 * (abs(db(gain)) >= 10)
+                    ok = ok and flipped == (gain < 0)
+                except (ValueError, IndexError):
+                    ok = False
+            if not ok:
+                wrong.append((testid, gain, text))
+        figure("grid", f"{inputs * outputs} cells equal to the node's Props and `crosspoint show --json` "
+                       f"(e.g. cell-0-0 {cells[(0, 0)]} = {texts[0][1]!r}); dB texts wrong: {len(wrong)}")
+        self.assertFalse(wrong, f"cells whose text is not their gain in dB (testid, gain, text): {wrong[:8]}")
+        counts = (self.browser.find("inputs-count").get_attribute("value"), self.browser.find("outputs-count").get_attribute("value"))
+        self.assertEqual(counts, (str(inputs), str(outputs)), "inputs-count / outputs-count")
+
+    # ------------------------------------------------------------ 2. a click changes the node and the audio
+
+    def test_click_audio(self):
+        """2. Clicking cell-0-0 of a 2x2 turns the cross-point on: Props read back, and real audio
+        recorded before (out0 silent) and after (out0 = input 0 at unity, sample for sample)."""
+        node = self.node("xp-2x2")
+        self.sandbox.set_params(node, [("matrix.0.0", 0.0), ("matrix.0.1", 0.0), ("matrix.1.0", 0.0), ("matrix.1.1", 1.0),
+                                       ("gain.in.0", 1.0), ("gain.in.1", 1.0), ("gain.out.0", 1.0), ("gain.out.1", 1.0),
+                                       ("gain.master", 1.0), ("mute.master", False)])
+        node, inputs, outputs = self.open_node("xp-2x2")
+        self.wait_page_matches(node, inputs, outputs)
+        a, b = tone(480, 1.2, 0.2), tone(750, 1.2, 0.2)
+        silence = array.array("f", [0.0]) * len(a)
+        rec, ref = self.sandbox.play_through("xp-2x2", [a, b], [0, 1], [0, 1], "before")
+        before = compare(rec, [silence, b], ref, a)
+        log("before the click: " + describe(before))
+        self.assertTrue(comparison_ok(before), "before the click: " + describe(before))
+
+        t_click = time.time()
+        self.browser.find("cell-0-0").click()
+        wait_until("matrix.0.0 = 1 in the node's Props", lambda: close(self.sandbox.params(node).get("matrix.0.0"), 1.0), timeout=3)
+        log(f"click -> Props (pw-dump polling, coarse) {1000 * (time.time() - t_click):.0f} ms")
+        enum = parse_enum_props(self.sandbox.enum_props(node))
+        self.assertTrue(close(enum.get("matrix.0.0"), 1.0), f"pw-cli enum-params: matrix.0.0 = {enum.get('matrix.0.0')}")
+        wait_until("cell-0-0 to show unity", lambda: close(self.browser.cells().get((0, 0)), 1.0), timeout=3)
+
+        rec, ref = self.sandbox.play_through("xp-2x2", [a, b], [0, 1], [0, 1], "after")
+        after = compare(rec, [a, b], ref, a)
+        log("after the click: " + describe(after))
+        self.assertTrue(comparison_ok(after), "after the click: " + describe(after))
+        figure("click_audio", f"before: out0 peak {before['outputs'][0]['peak']:.4f} (silent), out1 max error "
+                              f"{before['outputs'][1]['max_error']:.1e}; after: out0 lag {after['outputs'][0]['lag']} = reference "
+                              f"{after['reference_lag']}, max error {after['outputs'][0]['max_error']:.1e} over "
+                              f"{len(a) - 24000 - 7200} samples")
+        # A second click turns it off again.
+        self.browser.find("cell-0-0").click()
+        wait_until("matrix.0.0 = 0 after the second click", lambda: close(self.sandbox.params(node).get("matrix.0.0"), 0.0), timeout=3)
+
+    # ------------------------------------------------------------ 3. pw-cli set-param -> the page
+
+    def test_pwcli_to_page(self):
+        """3. A change made with pw-cli set-param shows on the page: time from pw-cli to the cell's data-gain."""
+        node, inputs, outputs = self.open_node("xp-2x2")
+        self.install_observer("cell-1-0", "data-gain")
+        from_return, from_start = [], []
+        for k in range(12):
+            value = round(0.05 + 0.07 * k, 6)
+            self.browser.js("window.__xp.target = arguments[0]; window.__xp.seen = null;", value)
+            t_start = time.time() * 1000
+            self.sandbox.set_params(node, [("matrix.1.0", value)], verify=False)
+            t_end = time.time() * 1000
+            seen = wait_until(f"cell-1-0 = {value}", lambda: self.browser.js(
+                "window.__xp.check(); return window.__xp.seen;"), timeout=5, interval=0.005)
+            if k >= 2:  # the first two warm up
+                from_return.append(seen - t_end)
+                from_start.append(seen - t_start)
+            time.sleep(0.15)
+        figure("pwcli_to_page", f"pw-cli -> page, from pw-cli returning: {summary(from_return)} ms")
+        figure("pwcli_to_page", f"pw-cli -> page, from pw-cli starting (includes pw-cli's own start-up and connection): {summary(from_start)} ms")
+        STATE["pwcli_to_page"] = from_return
+        self.assertLess(max(from_return), 150, "a set-param took longer than the 150 ms the API promises")
+
+    # ------------------------------------------------------------ 4. the page -> the node
+
+    def test_page_to_node(self):
+        """4. A change made on the page reaches the node's Props (seen by pw-dump --monitor, which
+        reports a set-param within ~1 ms): from the click on a cell (JS pointerdown timestamp), from
+        the page's POST (fetch wrapped), and from a click on master-mute."""
+        node, inputs, outputs = self.open_node("xp-2x2")
+        self.sandbox.set_params(node, [("mute.master", False)])
+        monitor = PropsMonitor(self.sandbox)
+        try:
+            self.browser.js("""
+                window.__xpClick = null; window.__xpPost = null;
+                if (!window.__xpHooks) {
+                    window.__xpHooks = true;
+                    for (const kind of ['pointerdown', 'mousedown', 'click'])
+                        document.addEventListener(kind, () => { if (window.__xpClick === null) window.__xpClick = Date.now(); }, true);
+                    const original = window.fetch;
+                    window.fetch = function (url, options) {
+                        if (options && String(options.method).toUpperCase() === 'POST' && window.__xpPost === null) window.__xpPost = Date.now();
+                        return original.apply(this, arguments);
+                    };
+                }""")
+
+            def measure(testid, key, expected_of, tries):
+                from_click, from_post, round_trip = [], [], []
+                for k in range(tries):
+                    expected = expected_of()
+                    mark = monitor.mark()
+                    self.browser.js("window.__xpClick = null; window.__xpPost = null;")
+                    t0 = time.time() * 1000
+                    self.browser.find(testid).click()
+                    stamp = wait_until(f"{key} = {expected} in pw-dump -m", lambda: monitor.first(
+                        node, lambda p: p.get(key) == expected or close(p.get(key), expected), since=mark), timeout=5, interval=0.002)
+                    clicked, posted = self.browser.js("return [window.__xpClick, window.__xpPost];")
+                    if k >= 2:  # the first two warm up
+                        from_click.append(stamp - clicked)
+                        round_trip.append(stamp - t0)
+                        if posted is not None:
+                            from_post.append(stamp - posted)
+                    time.sleep(0.1)
+                return from_click, from_post, round_trip
+
+            def cell_expected():
+                return 0.0 if self.browser.cells()[(0, 1)] else 1.0
+            cell_click, cell_post, cell_rt = measure("cell-0-1", "matrix.0.1", cell_expected, 10)
+
+            def mute_expected():
+                return not self.sandbox.params(node).get("mute.master")
+            mute_click, mute_post, mute_rt = measure("master-mute", "mute.master", mute_expected, 8)
+            if self.sandbox.params(node).get("mute.master"):
+                self.browser.find("master-mute").click()
+        finally:
+            monitor.close()
+        figure("page_to_node", f"click on a cell (JS pointerdown) -> node's Props: {summary(cell_click)} ms "
+                               f"(the page waits its 300 ms double-click window before it toggles a cell)")
+        figure("page_to_node", f"the page's POST (fetch called) -> node's Props: {summary(cell_post + mute_post)} ms")
+        figure("page_to_node", f"click on master-mute (JS pointerdown) -> node's Props: {summary(mute_click)} ms")
+        figure("page_to_node", f"selenium click sent -> node's Props: cell {summary(cell_rt)} ms; master-mute {summary(mute_rt)} ms")
+        STATE["page_to_node"] = cell_click
+        self.assertTrue(cell_post and mute_post, "the page's POSTs were not seen (does it use fetch?)")
+        self.assertLess(statistics_median(mute_click), 50, "median master-mute click -> node over 50 ms")
+        self.assertLess(statistics_median(cell_post + mute_post), 50, "median POST -> node over 50 ms")
+        if statistics_median(cell_click) >= 50:
+            log(f"REQUIREMENT NOT MET: a click on a cell reaches the node in {statistics_median(cell_click):.0f} ms "
+                "(median), not within 50 ms: the page acts on a single click only after its double-click window")
+
+    # ------------------------------------------------------------ 5. meters
+
+    def test_meters(self):
+        """5. A -6.02 dBFS sine into input 0 shows on in-meter-0, on out-meter-0 (unity) and out-meter-1
+        (-6 dB cross-point: -12.04 dBFS); input 1 stays silent."""
+        node = self.node("xp-2x2")
+        self.sandbox.set_params(node, [("matrix.0.0", 1.0), ("matrix.0.1", 0.5), ("matrix.1.0", 0.0), ("matrix.1.1", 0.0)])
+        node, inputs, outputs = self.open_node("xp-2x2")
+        sink = self.sandbox.null_sink("sink-meters", ["AUX0", "AUX1"])
+        player = None
+        try:
+            self.link_to_sink("xp-2x2", [0, 1], sink)
+            player = self.play_into("xp-2x2", [tone(1000, 8.0, 0.5, lead_in=0)], [0], "meters")
+            expected = {"in-meter-0": 20 * math.log10(0.5), "out-meter-0": 20 * math.log10(0.5),
+                        "out-meter-1": 20 * math.log10(0.25)}
+
+            def peaks():
+                return {t: self.browser.attr(t, "data-peak") for t in ("in-meter-0", "in-meter-1", "out-meter-0", "out-meter-1")}
+
+            def settled():
+                p = peaks()
+                try:
+                    return all(abs(float(p[t]) - v) <= 1.0 for t, v in expected.items()) and p
+                except (TypeError, ValueError):
+                    return False
+            t0 = time.time()
+            try:
+                wait_until("the meters to show the tone", settled, timeout=8, interval=0.05)
+            except Failure:
+                api = self.server.request("GET", f"/api/nodes/{node}/levels")
+                self.fail(f"meters after {time.time() - t0:.1f} s: {peaks()} (expected {expected} within 1 dB); "
+                          f"GET /api/nodes/{node}/levels: {api[0]} {api[2][:300]!r}; Props {self.sandbox.params(node)}")
+            first = time.time() - t0
+            readings = []
+            for _ in range(10):
+                readings.append(peaks())
+                time.sleep(0.1)
+            for t, v in expected.items():
+                worst = max(abs(float(r[t]) - v) for r in readings)
+                self.assertLessEqual(worst, 1.0, f"{t}: {[r[t] for r in readings]} vs {v:.2f}")
+            silent = [r["in-meter-1"] for r in readings]
+            self.assertTrue(all(s in ("", None) or float(s) < -90 for s in silent), f"in-meter-1 should be silent: {silent}")
+            last = readings[-1]
+            figure("meters", f"tone -6.02 dBFS: in-meter-0 {last['in-meter-0']}, out-meter-0 {last['out-meter-0']}, "
+                             f"out-meter-1 {last['out-meter-1']} (expected -12.04), in-meter-1 {last['in-meter-1']!r}; "
+                             f"first right reading {1000 * first:.0f} ms after the player was linked")
+        finally:
+            if player:
+                stop_process(player)
+            self.sandbox.destroy_node(sink)
+
+    # ------------------------------------------------------------ 6. security
+
+    def test_security(self):
+        """6. Token on a non-loopback listen address and with --token-file; Host and Origin checks on loopback."""
+        sb = self.sandbox
+        results, problems = [], []
+
+        def check(condition, message):
+            if not condition:
+                problems.append(message)
+                results.append("PROBLEM: " + message)
+            return condition
+
+        def expect(server, what, status_want, method="GET", path="/api/status", **kw):
+            status, headers, body = server.request(method, path, **kw)
+            ok = status == status_want
+            detail = ""
+            if status_want >= 400:
+                try:
+                    parsed = json.loads(body)
+                    ok = ok and isinstance(parsed, dict) and "error" in parsed
+                    detail = f" key={parsed.get('key')!r}"
+                except ValueError:
+                    ok = False
+                    detail = f" (not JSON: {body[:80]!r})"
+            results.append(f"{what}: {status}{detail}")
+            check(ok, f"{what}: wanted {status_want} (JSON error for 4xx), got {status} {body[:200]!r}")
+            return body
+
+        # --listen 0.0.0.0: the server's generated token (requests still go to 127.0.0.1 only).
+        lan = Server(sb, listen="0.0.0.0", name="serve-lan").start()
+        STATE.setdefault("servers", []).append(lan)
+        token_path = os.path.join(sb.env["XDG_CONFIG_HOME"], "crosspoint", "serve-token")
+        wait_until("the token file", lambda: os.path.exists(token_path), timeout=5)
+        mode = os.stat(token_path).st_mode & 0o777
+        token = open(token_path).read().strip()
+        printed = lan.printed_token()
+        results.append(f"token file mode {oct(mode)}, {len(token)} characters, printed in the URL: {printed == token}")
+        check(mode == 0o600, f"the token file's mode is {oct(mode)}")
+        check(printed == token, "the token printed in the URL is not the stored one")
+        body = expect(lan, "0.0.0.0, no token", 401)
+        try:
+            check(json.loads(body).get("key") == "token", f"401's key: {body[:100]!r}")
+        except ValueError:
+            pass
+        expect(lan, "0.0.0.0, wrong bearer token", 401, token="x" + token[1:])
+        expect(lan, "0.0.0.0, wrong ?token=", 401, path="/api/status?token=wrong")
+        expect(lan, "0.0.0.0, page without token", 401, path="/")
+        expect(lan, "0.0.0.0, app.js without token", 401, path="/app.js")
+        node = self.node("xp-2x2")
+        before = sb.enum_props(node)
+        expect(lan, "0.0.0.0, POST without token", 401, method="POST", path=f"/api/nodes/{node}",
+               body={"params": ["matrix.1.1", 0.125]})
+        check(sb.enum_props(node) == before, "a POST without token changed the node")
+        expect(lan, "0.0.0.0, right bearer token", 200, token=token)
+        expect(lan, "0.0.0.0, right ?token=", 200, path=f"/api/status?token={token}")
+        # The page with the token: it lists the nodes, shows a grid and a click changes the node.
+        self.sandbox.set_params(node, [("matrix.1.1", 0.0)])
+        try:
+            n, inputs, outputs = self.open_node("xp-2x2", base=lan.base, query=f"?token={token}")
+            self.browser.find("cell-1-1").click()
+            wait_until("the click on the token page to reach the node", lambda: close(sb.params(node).get("matrix.1.1"), 1.0), timeout=3)
+            results.append("page with ?token=: grid shown, a click reached the node")
+        except Failure as e:
+            failed = [r for r in self.browser.driver.get_log("browser") if "401" in r.get("message", "")]
+            check(False, f"the page loaded with ?token= does not work ({e}); the browser says: "
+                         f"{[r['message'][:120] for r in failed][:4]}")
+        lan.stop()
+
+        # --token-file on loopback.
+        token_file = sb.path("tmp", "token")
+        with open(token_file, "w") as f:
+            f.write("s3cret-token-for-tests\n")
+        os.chmod(token_file, 0o600)
+        guarded = Server(sb, extra=["--token-file", token_file], name="serve-token-file").start()
+        STATE["servers"].append(guarded)
+        expect(guarded, "loopback --token-file, no token", 401)
+        expect(guarded, "loopback --token-file, wrong token", 401, token="s3cret-token-for-test")
+        expect(guarded, "loopback --token-file, right token", 200, token="s3cret-token-for-tests")
+        guarded.stop()
+
+        # The loopback server without token: Host (DNS rebinding) and Origin (CSRF) checks.
+        srv = self.server
+        expect(srv, "loopback, Host: 127.0.0.1", 200)
+        expect(srv, "loopback, Host: localhost", 200, headers={"Host": f"localhost:{srv.port}"})
+        expect(srv, "loopback, Host: evil.example (DNS rebinding)", 403, headers={"Host": f"evil.example:{srv.port}"})
+        expect(srv, "loopback, Host: evil.example, the page", 403, path="/", headers={"Host": f"evil.example:{srv.port}"})
+        expect(srv, "loopback, Host: 127.0.0.1.evil.example", 403, headers={"Host": f"127.0.0.1.evil.example:{srv.port}"})
+        before = sb.enum_props(node)
+        expect(srv, "loopback, POST with Origin: http://evil.example", 403, method="POST", path=f"/api/nodes/{node}",
+               body={"params": ["matrix.1.1", 0.125]}, headers={"Origin": "http://evil.example"})
+        expect(srv, "loopback, POST with Origin: null", 403, method="POST", path=f"/api/nodes/{node}",
+               body={"params": ["matrix.1.1", 0.125]}, headers={"Origin": "null"})
+        status, _, _ = srv.request("POST", f"/api/nodes/{node}", {"params": ["matrix.1.1", 0.125]}, content_type="text/plain")
+        results.append(f"loopback, POST as text/plain (a CORS-simple request): {status}")
+        check(400 <= status < 500, f"a text/plain POST was accepted: {status}")
+        check(sb.enum_props(node) == before, "a refused POST changed the node")
+        expect(srv, "loopback, POST with its own Origin", 200, method="POST", path=f"/api/nodes/{node}",
+               body={"params": ["matrix.1.1", 0.125]}, headers={"Origin": srv.base})
+        check(close(sb.params(node).get("matrix.1.1"), 0.125), "the same-origin POST did not reach the node")
+        # The WebSocket: a cross-site Origin and a foreign Host are refused, its own Origin accepted.
+        for what, host, origin, want in (("own Origin", f"127.0.0.1:{srv.port}", srv.base, 101),
+                                         ("Origin http://evil.example", f"127.0.0.1:{srv.port}", "http://evil.example", 403),
+                                         ("Host evil.example", f"evil.example:{srv.port}", f"http://evil.example:{srv.port}", 403)):
+            status = websocket_handshake(srv.port, host, origin)
+            results.append(f"WebSocket /api/stream, {what}: {status}")
+            if want == 101:
+                check(status == 101, f"WebSocket with {what} got {status}")
+            else:
+                check(status is None or 400 <= status < 500, f"WebSocket with {what} got {status}")
+        for line in results:
+            figure("security", line)
+        self.assertFalse(problems, f"{len(problems)} security problems: " + " | ".join(problems))
+
+    # ------------------------------------------------------------ 7. robustness
+
+    def test_robustness(self):
+        """7. 1000+ seeded malformed requests: each answered with a 4xx JSON error quickly; the server
+        lives on; every node's Props are byte-identical; no file appears."""
+        sb, srv = self.sandbox, self.server
+        ids = {n["node.name"]: self.node(n["node.name"]) for n in NODES if n["node.name"] in ("xp-grid", "xp-2x2")}
+        before = {name: sb.enum_props(i) for name, i in ids.items()}
+        files_before = snapshot_files(sb.env["XDG_CONFIG_HOME"])
+        rng = random.Random(7311)
+        cases = bad_requests(rng, ids["xp-2x2"], 1100)
+        statuses, failures, slowest, garbage_http = {}, [], (0, None), {}
+        t0 = time.time()
+        for method, path, body, headers, kind in cases:
+            start = time.time()
+            if kind == "raw":
+                try:
+                    answer = srv.raw(body, timeout=5)
+                except Failure as e:
+                    failures.append(("raw", body[:60], str(e)))
+                    continue
+                except OSError as e:
+                    answer = f"({type(e).__name__})".encode()
+                line = answer.split(b"\r\n", 1)[0][:40] if answer else b"(closed)"
+                code = line.split(b" ")[1].decode() if line.startswith(b"HTTP/1.1 ") else line.decode(errors="replace")
+                garbage_http[code] = garbage_http.get(code, 0) + 1
+                if code.startswith("5"):
+                    failures.append(("raw", body[:60], line))
+                continue
+            try:
+                status, hdrs, data = srv.request(method, path, body, headers=headers, timeout=5, content_type=None)
+            except socket.timeout:
+                failures.append((method, path, "no answer within 5 s"))
+                continue
+            except OSError as e:
+                status, data = f"({type(e).__name__})", b""
+                if kind != "oversized":
+                    failures.append((method, path[:80], f"connection error {e}"))
+            elapsed = time.time() - start
+            if elapsed > slowest[0]:
+                slowest = (elapsed, f"{method} {path[:60]}")
+            statuses[status] = statuses.get(status, 0) + 1
+            if isinstance(status, int):
+                if not 400 <= status < 500:
+                    failures.append((method, path[:80], body[:120] if body else body, status, data[:200]))
+                    continue
+                try:
+                    parsed = json.loads(data)
+                    if not (isinstance(parsed, dict) and isinstance(parsed.get("error"), str) and "key" in parsed):
+                        failures.append((method, path[:80], body[:120] if body else body, status, data[:200], "no error/key"))
+                except ValueError:
+                    failures.append((method, path[:80], body[:120] if body else body, status, data[:200], "not JSON"))
+        elapsed = time.time() - t0
+        self.assertTrue(srv.alive(), "the server died")
+        self.assertEqual(srv.request("GET", "/api/status")[0], 200, "the server no longer answers")
+        after = {name: sb.enum_props(i) for name, i in ids.items()}
+        files_after = snapshot_files(sb.env["XDG_CONFIG_HOME"])
+        strays = [p for p in ("/tmp/crosspoint-evil", "/tmp/crosspoint-evil.json", "/crosspoint-evil.json") if os.path.exists(p)]
+        figure("robustness", f"{len(cases)} bad requests in {elapsed:.1f} s; statuses {dict(sorted(statuses.items(), key=str))}; "
+                             f"raw garbage answered {garbage_http}; slowest {1000 * slowest[0]:.0f} ms ({slowest[1]}); "
+                             f"failures {len(failures)}; Props identical {after == before}; files unchanged {files_after == files_before}")
+        seen = set()
+        for f in failures:
+            signature = repr(f[:3])
+            if signature not in seen:
+                seen.add(signature)
+                log(f"    bad answer: {f}")
+        figure("robustness", f"{len(seen)} distinct requests answered wrongly (listed above)")
+        problems = []
+        if failures:
+            problems.append(f"{len(failures)} requests ({len(seen)} distinct) not answered with a 4xx JSON error, e.g. "
+                            + "; ".join(repr(f[:3])[:160] for f in failures[:3]))
+        if after != before:
+            changed = {name: [line for line in after[name].splitlines() if line not in before[name].splitlines()][:6]
+                       for name in after if after[name] != before[name]}
+            problems.append(f"the bad requests changed Props: {changed}")
+        if files_after != files_before:
+            problems.append(f"the bad requests made or changed files: {sorted(set(files_after) ^ set(files_before))[:5]} "
+                            f"{[p for p in files_after if p in files_before and files_after[p] != files_before[p]][:5]}")
+        if strays:
+            problems.append(f"files outside: {strays}")
+        self.assertFalse(problems, " | ".join(problems))
+
+    # ------------------------------------------------------------ 9. scale
+
+    def test_scale(self):
+        """9. A 64x64 node renders in under 1 s and stays smooth while its meters run (requestAnimationFrame
+        intervals over 2 s); a 256x256 node loads and a click on a visible cell reaches the node."""
+        sink = self.sandbox.null_sink("sink-scale", ["AUX0", "AUX1"])
+        player = None
+        try:
+            self.link_to_sink("xp-64", [0, 1], sink)
+            player = self.play_into("xp-64", [modulated_tone(1000, 20.0, 0.05, 0.5), tone(750, 20.0, 0.25, lead_in=0)], [0, 1], "scale")
+            t0 = time.time()
+            node, inputs, outputs = self.open_node("xp-64")
+            load = time.time() - t0
+            render = wait_until("crosspointStats.renderMs", lambda: self.browser.js(
+                "return window.crosspointStats && window.crosspointStats.renderMs;"), timeout=10)
+            wait_until("in-meter-0 to move", lambda: self.browser.attr("in-meter-0", "data-peak") not in (None, ""), timeout=8)
+            frames = self.browser.js_async("""
+                const done = arguments[arguments.length - 1];
+                const times = [], peaks = new Set();
+                const stats = window.crosspointStats || {};
+                const meterFrames0 = stats.framesMeters;
+                const meter = document.querySelector("[data-testid='in-meter-0']");
+                let t0 = null;
+                function frame(t) {
+                    if (t0 === null) t0 = t;
+                    times.push(t);
+                    peaks.add(meter ? meter.getAttribute('data-peak') : null);
+                    if (t - t0 < 2000) requestAnimationFrame(frame);
+                    else done({times, peaks: peaks.size, meterFrames: (window.crosspointStats || {}).framesMeters - meterFrames0});
+                }
+                requestAnimationFrame(frame);""")
+            intervals = [b - a for a, b in zip(frames["times"], frames["times"][1:])]
+            figure("scale", f"64x64: renderMs {render:.0f} ms (page load to full grid {1000 * load:.0f} ms); frame interval "
+                            f"with meters running: {summary(intervals)} ms; {frames['peaks']} distinct in-meter-0 readings and "
+                            f"{frames.get('meterFrames')} meter frames (crosspointStats.framesMeters) in those 2 s")
+            self.assertLess(render, 1000, "64x64 first render")
+            self.assertGreater(frames["peaks"], 3, "the meters did not move during the frame measurement")
+            p95 = sorted(intervals)[int(0.95 * (len(intervals) - 1))]
+            self.assertLess(p95, 100, "p95 frame interval over 100 ms: the page is not responsive")
+        finally:
+            if player:
+                stop_process(player)
+            self.sandbox.destroy_node(sink)
+
+        node = self.node("xp-256")
+        self.sandbox.set_params(node, [("matrix.0.0", 0.0), ("matrix.5.7", 0.5)])
+        t0 = time.time()
+        node, inputs, outputs = self.open_node("xp-256")
+        load = time.time() - t0
+        render = wait_until("crosspointStats.renderMs", lambda: self.browser.js(
+            "return window.crosspointStats && window.crosspointStats.renderMs;"), timeout=30)
+        cell = self.browser.find("cell-0-0")
+        self.browser.js("arguments[0].scrollIntoView({block: 'center', inline: 'center'});", cell)
+        t1 = time.time()
+        cell.click()
+        wait_until("the 256x256 click to reach the node", lambda: close(self.sandbox.show(str(node))["matrix"][0][0], 1.0), timeout=10)
+        click = time.time() - t1
+        value = self.browser.cells()[(5, 7)]
+        figure("scale", f"256x256: renderMs {render:.0f} ms, page load to full grid {1000 * load:.0f} ms; click on cell-0-0 "
+                        f"reached the node in {1000 * click:.0f} ms (selenium round trip + polling show --json); cell-5-7 {value}")
+        self.assertTrue(close(value, 0.5))
+        self.sandbox.set_params(node, [("matrix.0.0", 0.0)])
+
+    # ------------------------------------------------------------ 10. the screenshot
+
+    def test_screenshot(self):
+        """10. The page on an 8x6 node with tones playing, cross-points set and meters moving, as
+        Tests/Browser/control-surface.png (1280x800)."""
+        node = self.node("xp-show")
+        pairs = [(f"matrix.{i}.{j}", 0.0) for i in range(8) for j in range(6)]
+        pairs += [("matrix.0.0", 1.0), ("matrix.1.1", 1.0), ("matrix.2.0", 0.707946), ("matrix.2.1", 0.707946),
+                  ("matrix.2.2", 1.0), ("matrix.3.3", 1.0), ("matrix.4.4", 0.5), ("matrix.5.5", 0.5), ("matrix.6.4", -0.5),
+                  ("matrix.7.5", 0.251189), ("gain.in.2", 0.707946), ("mute.out.3", True), ("gain.out.0", 0.891251)]
+        self.sandbox.set_params(node, pairs)
+        sink = self.sandbox.null_sink("sink-show", [f"AUX{k}" for k in range(6)])
+        player = None
+        try:
+            self.link_to_sink("xp-show", list(range(6)), sink)
+            player = self.play_into("xp-show", [tone(480, 20.0, 0.5, lead_in=0), tone(750, 20.0, 0.35, lead_in=0),
+                                                tone(300, 20.0, 0.2, lead_in=0), tone(1000, 20.0, 0.1, lead_in=0)],
+                                    [0, 1, 2, 4], "show")
+            node, inputs, outputs = self.open_node("xp-show")
+            wait_until("the meters to move", lambda: all(self.browser.attr(t, "data-peak") not in (None, "")
+                                                         for t in ("in-meter-0", "in-meter-1", "out-meter-0")), timeout=8)
+            self.browser.js("document.activeElement && document.activeElement.blur();")
+            time.sleep(1.0)
+            self.browser.driver.save_screenshot(SCREENSHOT)
+            peaks = {t: self.browser.attr(t, "data-peak") for t in ("in-meter-0", "in-meter-2", "out-meter-0", "out-meter-3")}
+        finally:
+            if player:
+                stop_process(player)
+            self.sandbox.destroy_node(sink)
+        with open(SCREENSHOT, "rb") as f:
+            head = f.read(24)
+        width, height = struct.unpack(">II", head[16:24])
+        figure("screenshot", f"{SCREENSHOT} {width}x{height}, {os.path.getsize(SCREENSHOT)} bytes; meters then {peaks}")
+        self.assertEqual((width, height), (1280, 800))
+
+    # ------------------------------------------------------------ 8. the daemon restarts
+
+    def test_daemon_restart(self):
+        """8. scripts/sandbox restart-daemon: the banner shows disconnected meanwhile, and the node
+        comes back on the page afterwards."""
+        node, inputs, outputs = self.open_node("xp-2x2")
+        self.browser.js("""
+            window.__xpStatus = [];
+            const s = document.querySelector("[data-testid='status']");
+            const note = () => window.__xpStatus.push([Date.now(), s.getAttribute('data-connected'), s.textContent.trim()]);
+            note();
+            new MutationObserver(note).observe(s, {attributes: true, childList: true, characterData: true, subtree: true});""")
+        t0 = time.time() * 1000
+        self.sandbox.restart_daemon()
+        t_back = time.time() * 1000
+        log(f"restart-daemon took {t_back - t0:.0f} ms")
+        wait_until("the banner to say connected again", lambda: self.browser.attr("status", "data-connected") == "true"
+                   and any(e[1] == "false" for e in self.browser.js("return window.__xpStatus;")), timeout=20)
+        new_node = self.sandbox.node_id("xp-2x2")
+        wait_until("the page to show xp-2x2 again (its new id)", lambda: self.browser.js(
+            "const s = window.crosspointStats; return !!(s && s.nodeId == arguments[0]) && "
+            "document.querySelectorAll('[data-testid^=\"cell-\"]').length == arguments[1];", new_node, inputs * outputs), timeout=20)
+        back = time.time() * 1000
+        events = self.browser.js("return window.__xpStatus;")
+        down = next((e for e in events if e[1] == "false"), None)
+        up = next((e for e in events if e[1] == "true" and down and e[0] >= down[0]), None)
+        self.assertIsNotNone(down, f"the banner never said disconnected: {events}")
+        self.assertIn("disconnected", down[2].lower(), f"the banner's text while down: {down[2]!r}")
+        # The node (possibly a new id) is what the page shows, and it works: a click reaches it.
+        picked = self.browser.find("node-picker").get_attribute("value")
+        self.wait_page_matches(new_node, inputs, outputs, timeout=10)
+        current = self.browser.cells()[(1, 0)]
+        self.browser.find("cell-1-0").click()
+        wait_until("a click after the restart to reach the node",
+                   lambda: close(self.sandbox.params(new_node).get("matrix.1.0"), 0.0 if current else 1.0), timeout=5)
+        figure("daemon_restart", f"banner disconnected {down[0] - t0:.0f} ms after the restart began ({down[2]!r}); "
+                                 f"connected again {up[0] - t0:.0f} ms after it began (restart-daemon returned after "
+                                 f"{t_back - t0:.0f} ms, once the daemon and WirePlumber were up) "
+                                 f"(node id {node} -> {new_node}, picker value {picked}, shown {back - t0:.0f} ms after the "
+                                 f"restart began); a click works after")
+
+
+def parse_enum_props(text):
+    """{key: value} from `pw-cli enum-params ID Props` text: a String line, then its value's line."""
+    out, key = {}, None
+    for line in text.splitlines():
+        words = line.split(None, 1)
+        if not words:
+            continue
+        if key is None and words[0] == "String" and len(words) == 2:
+            key = words[1].strip().strip('"')
+            continue
+        if key is not None:
+            if words[0] in ("Float", "Double", "Int", "Long") and len(words) == 2:
+                out[key] = float(words[1])
+            elif words[0] == "Bool" and len(words) == 2:
+                out[key] = words[1].strip() == "true"
+            else:
+                out[key] = words[0]
+            key = None
+    return out
+
+
+def statistics_median(values):
+    import statistics
+    return statistics.median(values)
+
+
+def snapshot_files(folder):
+    out = {}
+    for base, _, files in os.walk(folder):
+        for name in files:
+            p = os.path.join(base, name)
+            if "/pipewire/" in p + "/" or "/wireplumber" in p:
+                continue
+            try:
+                with open(p, "rb") as f:
+                    out[p] = f.read()
+            except OSError:
+                out[p] = None
+    return out
+
+
+def websocket_handshake(port, host, origin, timeout=5):
+    """The HTTP status of a WebSocket upgrade of /api/stream (None if the connection was closed)."""
+    import base64
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (f"GET /api/stream HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n\r\n").encode()
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(request)
+        data = b""
+        while b"\r\n" not in data:
+            chunk = s.recv(4096)
+            if not chunk:
+                return None
+            data += chunk
+    parts = data.split(b" ", 2)
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+def bad_requests(rng, node, count):
+    """(method, path, body, headers, kind) of `count` requests that must each be refused."""
+    json_h = {"Content-Type": "application/json"}
+    bad_values = ["NaN", "nan", "inf", "+inf", "Infinity", "1e999", "--6dB", "6", "-6", "dB", "", " ", "0x10", "1/2",
+                  "\u00bd", "NaNdB", "+infdB", "30dB", "21dB", "11x", "-11x", "6dB++", "3dB*", None, [], {}, [1, 2],
+                  {"a": 1}, True, 11, -11, 1e30, -1e30, "1e5", "0.5dBdB", "\u0000", "\ud800x", "1" * 400]
+    bad_mutes = ["yes", "true", 2.5, None, [], {}, "1", 7, -1]
+    bad_keys = ["matrix.9.0", "matrix.0.9", "matrix.99999999999999999999.0", "matrix.-1.0", "matrix.0", "matrix.0.0.0",
+                "matrix..", "gain.in.2", "gain.in.-1", "gain.out.1e3", "gain.in.XX", "gain", "mute.in.9",
+                "unknown", "", " matrix.0.0", "matrix.0.0 ", "MATRIX.0.0", "gain.master.0", "levels.watch", "crosspoint.levels",
+                "node.name", "matrix.0x0.0", "matrix.\u0660.0", "matrix.0.\u00b9"]
+    paths = ["/api/nodes/99999", "/api/nodes/no-such-node", "/api/nodes/..%2F..%2Fetc%2Fpasswd", "/api/nodes/%00",
+             "/api/nodes/-1", "/api/nodes/1e3", f"/api/nodes/{node}/../../../etc/passwd", "/api/presets/..%2F..%2Fetc%2Fpasswd",
+             "/api/presets/.hidden", "/api/presets/%2e%2e", "/api/presets/a%2Fb", "/api/presets/" + "a" * 65,
+             "/api/presets/no-such-preset", "/api/nodes/99999/levels", "/api/unknown", "/api/nodes/xp-2x2/unknown",
+             "/api/presets/%C3%A9t%C3%A9", "/api/nodes/" + "9" * 40]
+    bad_names = ["../crosspoint-evil", "../../../../tmp/crosspoint-evil", "/tmp/crosspoint-evil", ".hidden", "", "a" * 65,
+                 "a/b", "a\\b", "a b", "\u00e9", "x\u0000y", 12, None, [], {"n": 1}, "..", ".", "con.json/..", "a\nb"]
+    cases = []
+    while sum(1 for c in cases if c[4] != "raw") < count:
+        r = rng.random()
+        post = f"/api/nodes/{node}"
+        if r < 0.12:  # bad JSON
+            body = rng.choice([b"{", b"[", b"{\"params\": [", b"nul", b"{'params': []}", b"{\"params\": [\"matrix.0.0\" 1]}",
+                               b"\xff\xfe\x00", b"{\"params\": [NaN]}", b"{\"params\": [\"matrix.0.0\", Infinity]}",
+                               b"", b" ", b"{\"params\":[\"matrix.0.0\",1]}}", bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))])
+            cases.append(("POST", post, body, json_h, "json"))
+        elif r < 0.30:  # wrong types / shapes of params
+            value = rng.choice([None, 1, "matrix.0.0", {}, {"matrix.0.0": 1}, ["matrix.0.0"], ["matrix.0.0", 1, "gain.in.0"],
+                                [1, 1], [["matrix.0.0", 1]], [None, 1], ["matrix.0.0", 1, "matrix.9.9", 1], [True, False], "missing"])
+            body = {"parameters": ["matrix.0.0", 0.5]} if value == "missing" else {"params": value}
+            cases.append(("POST", post, json.dumps(body).encode(), json_h, "types"))
+        elif r < 0.50:  # a valid first pair, then a bad value: all or nothing
+            key = rng.choice(["matrix.0.0", "matrix.1.1", "gain.in.0", "gain.out.FL", "gain.master", "matrix.FL.FR"])
+            first = ["matrix.0.1", rng.choice([0.3, "-6dB", "2x"])] if rng.random() < 0.5 else []
+            value = rng.choice(bad_values)
+            cases.append(("POST", post, json.dumps({"params": first + [key, value]}).encode(), json_h, "values"))
+        elif r < 0.58:
+            key = rng.choice(["mute.in.0", "mute.out.1", "mute.master", "mute.in.FL"])
+            cases.append(("POST", post, json.dumps({"params": [key, rng.choice(bad_mutes)]}).encode(), json_h, "mutes"))
+        elif r < 0.70:  # unknown / out of range keys
+            key = rng.choice(bad_keys)
+            cases.append(("POST", post, json.dumps({"params": ["gain.in.0", 0.5, key, 0.5]}).encode(), json_h, "keys"))
+        elif r < 0.76:  # shape changes out of range
+            pair = rng.choice([["inputs", 0], ["inputs", 257], ["outputs", 2.5], ["outputs", "two"], ["inputs", -1],
+                               ["outputs", 1e20], ["channel-map", [300]], ["channel-map", "0 1"], ["channel-map", [0.5, 1]],
+                               ["input.position", []], ["output.position", ["12"]],
+                               ["input.position", ["a b"]], ["ramp.ms", 1001], ["ramp.ms", -1], ["ramp.ms", "fast"],
+                               ["input.position", "FL FR"], ["channel-map", [5, 0]]])
+            cases.append(("POST", post, json.dumps({"params": pair}).encode(), json_h, "shape"))
+        elif r < 0.84:  # paths and methods
+            method = rng.choice(["GET", "POST", "DELETE", "PUT", "PATCH"])
+            path = rng.choice(paths)
+            body = json.dumps({"params": ["matrix.0.0", 0.5]}).encode() if method in ("POST", "PUT", "PATCH") else None
+            if method == "DELETE" and path.startswith("/api/nodes"):
+                path = path  # deleting a node is no endpoint
+            cases.append((method, path, body, json_h if body else {}, "paths"))
+        elif r < 0.90:  # preset names
+            which = rng.choice(["save", "load"])
+            name = rng.choice(bad_names)
+            cases.append(("POST", f"{post}/{which}", json.dumps({"name": name}).encode(), json_h, "names"))
+            if which == "load" and rng.random() < 0.3:
+                cases.append(("POST", f"{post}/load", json.dumps({"name": "no-such-preset"}).encode(), json_h, "names"))
+        elif r < 0.93:  # wrong content type, no content type, unknown top-level keys
+            choice = rng.randrange(3)
+            body = json.dumps({"params": ["matrix.0.0", 0.5]}).encode()
+            if choice == 0:
+                cases.append(("POST", post, body, {"Content-Type": "text/plain"}, "ctype"))
+            elif choice == 1:
+                cases.append(("POST", post, body, {}, "ctype"))
+            else:
+                cases.append(("POST", post, json.dumps({"params": ["matrix.0.0", 0.5], "extra": True}).encode(), json_h, "ctype"))
+        elif r < 0.965:  # oversized bodies
+            size = rng.choice([1 << 20, 1 << 20, 8 << 20])
+            body = b'{"params": ["matrix.0.0", 0.5, "' + b"x" * size + b'", 1]}'
+            cases.append(("POST", post, body, json_h, "oversized"))
+        else:  # random bytes as the request itself
+            garbage = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200)))
+            if rng.random() < 0.5:
+                garbage = b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n" + garbage
+            garbage += b"\r\n\r\n"
+            cases.append((None, None, garbage, None, "raw"))
+    return cases
+
+
+ORDER = ["grid", "click_audio", "pwcli_to_page", "page_to_node", "meters", "security", "robustness", "scale",
+         "screenshot", "daemon_restart"]
+
+
+class Result(unittest.TextTestResult):
+    def startTest(self, test):
+        self._t0 = time.time()
+        print(f"\n=== {test._testMethodName}: {test.shortDescription()}", flush=True)
+        super().startTest(test)
+
+    def stopTest(self, test):
+        super().stopTest(test)
+        print(f"    ({time.time() - self._t0:.1f} s)", flush=True)
+
+
+def main(names):
+    chosen = names or ORDER
+    unknown = [n for n in chosen if n not in ORDER]
+    if unknown:
+        print(f"unknown tests: {unknown}; known: {ORDER}", file=sys.stderr)
+        return 2
+    suite = unittest.TestSuite([ControlSurface(f"test_{n}") for n in ORDER if n in chosen])
+    t0 = time.time()
+    runner = unittest.TextTestRunner(verbosity=2, resultclass=Result, stream=sys.stdout)
+    result = runner.run(suite)
+    print("\n=== Figures")
+    for test, text in FIGURES:
+        print(f"  {test}: {text}")
+    failed = len(result.failures) + len(result.errors)
+    passed = result.testsRun - failed - len(result.skipped)
+    print(f"\n(browser tests took {time.time() - t0:.0f} s)")
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 and result.testsRun > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
