@@ -183,7 +183,10 @@ struct ServeAccess: Sendable {
                 return APIError(403, "this server answers only to 127.0.0.1, localhost and [::1] (the request was for '\(host.printable)')", key: "host")
             }
         }
-        if let token {
+        // The page itself holds nothing secret: it loads without the token (a reload after the
+        // page has taken the token out of the address bar), and asks the API with it.
+        let isPage = request.method == .get && ServeAccess.pagePaths.contains(request.uri.path)
+        if let token, !isPage {
             let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
             let given = bearer ?? request.uri.queryParameters.get("token")
             guard let given, ServeAccess.same(given, token) else {
@@ -204,6 +207,8 @@ struct ServeAccess: Sendable {
         }
         return nil
     }
+
+    static let pagePaths: Set<String> = ["/", "/index.html", "/app.js", "/style.css"]
 
     /// Compares in time that does not depend on where they differ.
     static func same(_ a: String, _ b: String) -> Bool {
