@@ -62,7 +62,8 @@ struct RouteCommand: ParsableCommand {
         guard !playback.isEmpty else {
             throw CommandError.invalid("sink '\(sinkName)' has no playback ports (yet); is a session manager running?")
         }
-        let outputs = target.outputs
+        let mixer = try session.mixer(of: target)
+        let outputs = target.ordered(target.outputs, (0..<mixer.outputs).map { target.outputName($0, mixer) })
         guard first < outputs.count else {
             throw CommandError.from(.indexOutOfRange(what: "output", index: first, count: outputs.count), nil)
         }
@@ -191,7 +192,8 @@ struct UnrouteCommand: ParsableCommand {
                 do {
                     let j = try mixer.outputIndex(CommandLineWords.restore(token))
                     guard j < target.outputs.count else { throw CrosspointError.indexOutOfRange(what: "output", index: j, count: target.outputs.count) }
-                    return target.outputs[j]
+                    // By name: a renamed channel's port is a new object, listed last.
+                    return target.outputs.first { $0.name == target.outputName(j, mixer) } ?? target.outputs[j]
                 } catch let error as CrosspointError {
                     throw CommandError.from(error, mixer)
                 }

@@ -75,6 +75,15 @@ struct Target {
     func inputName(_ i: Int, _ mixer: Mixer) -> String { "in_\(mixer.inputChannels[i])" }
     func outputName(_ j: Int, _ mixer: Mixer) -> String { "out_\(mixer.outputChannels[j])" }
 
+    /// `ports` in channel order: each channel's port by its name (`names`: `out_FL`...; a
+    /// renamed channel's port is a new object, listed after the others), then the rest (ports
+    /// leaving after a resize); as they are if a name has no port.
+    func ordered(_ ports: [GraphPort], _ names: [String]) -> [GraphPort] {
+        let named = names.compactMap { name in ports.first { $0.name == name } }
+        guard named.count == names.count else { return ports }
+        return named + ports.filter { port in !named.contains { $0.id == port.id } }
+    }
+
     /// The node's name, safe to print.
     var name: String { node.name.printable }
 }

@@ -106,7 +106,13 @@ struct NodeView {
     private var inputLabels: [String] { inputNames.map(\.printable) }
     private var outputLabels: [String] { outputNames.map(\.printable) }
 
-    func peers(_ ports: [GraphPort], _ k: Int) -> [String] { k < ports.count ? graph.peers(of: ports[k]) : [] }
+    /// What input or output `k` is linked to. Its port is found by name (`in_FL`): a renamed
+    /// channel gets a new port object, listed after the others, so position alone would pair
+    /// the links with the wrong channel; by position only when no port has the name.
+    func peers(_ ports: [GraphPort], _ names: [String], _ k: Int) -> [String] {
+        if k < names.count, let port = ports.first(where: { $0.name == names[k] }) { return graph.peers(of: port) }
+        return k < ports.count ? graph.peers(of: ports[k]) : []
+    }
 
     // MARK: JSON
 
@@ -115,8 +121,8 @@ struct NodeView {
         NodeDocument(
             preset: mixer.preset, id: target.node.id, name: target.node.name, description: target.node.description,
             inputPorts: inputNames, outputPorts: outputNames,
-            inputLinks: (0..<mixer.inputs).map { peers(target.inputs, $0) },
-            outputLinks: (0..<mixer.outputs).map { peers(target.outputs, $0) })
+            inputLinks: (0..<mixer.inputs).map { peers(target.inputs, inputNames, $0) },
+            outputLinks: (0..<mixer.outputs).map { peers(target.outputs, outputNames, $0) })
     }
 
     // MARK: Table
@@ -204,8 +210,8 @@ struct NodeView {
 
     /// Each port and what it is linked to; runs of three or more unlinked ports on one line.
     private func links(_ t: Terminal) -> String {
-        let all = inputLabels.enumerated().map { ($1, "<-", peers(target.inputs, $0).map(\.printable)) }
-            + outputLabels.enumerated().map { ($1, "->", peers(target.outputs, $0).map(\.printable)) }
+        let all = inputLabels.enumerated().map { ($1, "<-", peers(target.inputs, inputNames, $0).map(\.printable)) }
+            + outputLabels.enumerated().map { ($1, "->", peers(target.outputs, outputNames, $0).map(\.printable)) }
         let nameWidth = all.map(\.0.count).max() ?? 0
         var out = ""
         var k = 0

@@ -69,6 +69,13 @@ struct RenameTests {
             links = sandbox.run(["pw-link", "-l", "xp-rn:in_MIC"]).stdout
         }
         #expect(links.contains("src:monitor_FL"), "in_MIC keeps in_FL's link: \(links)")
+        // `show` pairs each channel with its own port's links: in_MIC is a new port object,
+        // listed after in_FR, and its link must not be shown as in_FR's.
+        let table = sandbox.run([crosspointExecutable, "show", "xp-rn"]).stdout
+        let micLine = table.split(separator: "\n").first { $0.contains("in_MIC ") && ($0.contains("<-") || $0.contains("not linked")) }
+        let frLine = table.split(separator: "\n").first { $0.contains("in_FR ") && ($0.contains("<-") || $0.contains("not linked")) }
+        #expect(micLine?.contains("src:monitor_FL") == true && frLine?.contains("not linked") == true,
+                "links by channel after the rename: \(table)")
         sandbox.stop()
     }
 
