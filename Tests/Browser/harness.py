@@ -24,7 +24,9 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.path.join(ROOT, ".build", "release")
+# The build under test: .build/release, or CROSSPOINT_BIN_DIR (a folder holding `crosspoint` and
+# libpipewire-module-crosspoint.so).
+BIN = os.path.abspath(os.environ.get("CROSSPOINT_BIN_DIR") or os.path.join(ROOT, ".build", "release"))
 CROSSPOINT = os.path.join(BIN, "crosspoint")
 RATE = 48000
 LEAD_IN = RATE // 2  # 0.5 s of silence before a test signal: room to link everything
@@ -379,7 +381,16 @@ class Sandbox:
             self.wait(f"node {name} to go", lambda: self.node_id(name) is None)
 
     def link(self, output, input):
-        self.run(["pw-link", output, input])
+        """pw-link OUTPUT INPUT; tried again a few times (PipeWire 1.4's pw-link once answered ENOENT
+        for two ports that were both there, a moment after the player's ports appeared)."""
+        for attempt in range(5):
+            result = self.run(["pw-link", output, input], check=False)
+            if result.returncode == 0:
+                if attempt:
+                    log(f"pw-link {output} {input}: worked at attempt {attempt + 1}")
+                return
+            time.sleep(0.2)
+        raise Failure(f"pw-link {output} {input} failed ({result.returncode}): {result.stderr.strip()[:300]}")
 
     def play(self, channels, name, seconds_note=""):
         """Starts pw-cat playing `channels` (lists of samples) as node `name` (not autoconnected)
@@ -653,8 +664,11 @@ class Browser:
             options.add_argument(arg)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         env = dict(os.environ, TMPDIR=sandbox.env["TMPDIR"])
+        # Selenium 4.8 (Debian 12) names the driver's log log_path, later ones (Debian 13: 4.24) log_output.
+        import inspect
+        log_key = "log_output" if "log_output" in inspect.signature(Service.__init__).parameters else "log_path"
         service = Service(executable_path="/usr/bin/chromedriver", env=env,
-                          log_path=sandbox.path("logs", "chromedriver.log"))
+                          **{log_key: sandbox.path("logs", "chromedriver.log")})
         self.driver = webdriver.Chrome(service=service, options=options)
         self.driver.set_script_timeout(30)
         self.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",

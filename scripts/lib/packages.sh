@@ -6,7 +6,7 @@ CROSSPOINT_PACKAGES=(
     tmux zsh fish                                    # typing into real shells (completions)
     libopenblas-dev                                  # the benchmark's reference
     chromium chromium-driver python3-selenium        # the real-browser tests (scripts/test-browser)
-    fonts-liberation                                 # a font for the browser (the screenshot's text)
+    fonts-liberation fonts-dejavu-core               # fonts for the browser (the screenshot's text)
 )
 
 ensure_packages() {
