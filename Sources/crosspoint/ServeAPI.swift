@@ -77,7 +77,9 @@ enum SurfaceAPI {
         }
         let value: ParameterValue
         switch json {
-        case let .string(text):
+        case let .string(text) where p.kind.family.type == .float:
+            // Gains and the ramp as typed (`-6dB`, `2x`, `10ms`), by the command line's rules;
+            // every other key takes its JSON type (true/false, a number, a list), not text.
             var exact = true
             value = try ParamValue.parse(text, for: p, in: m, linear: false, note: &notes, exact: &exact)
         case let .number(v):
@@ -93,7 +95,14 @@ enum SurfaceAPI {
         case let .array(items) where items.allSatisfy({ if case .string = $0 { true } else { false } }):
             value = .names(items.compactMap { if case let .string(s) = $0 { s } else { nil } })
         default:
-            throw APIError(400, "\(key): \(json.compactText.prefix(40).description.printable) is not a value this key takes", key: key)
+            let expected = switch p.kind.family.type {
+            case .bool: "true or false"
+            case .int: "a whole number from 1 to 256"
+            case .intArray: "a list of integers such as [1, 0]"
+            case .names: "a list of channel names such as [\"FL\", \"FR\"]"
+            case .float: "a number (linear) or text such as \"-6dB\""
+            }
+            throw APIError(400, "\(key): expects \(expected), got \(json.compactText.prefix(40).description.printable)", key: key)
         }
         try m.set(p, to: value)
         // A channel map replaces the matrix: it is sent as the cross-points it sets.

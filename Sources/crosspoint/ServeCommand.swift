@@ -124,8 +124,13 @@ struct ServeAccess: Sendable {
     let token: String?
     let loopbackOnly: Bool
 
+    /// localhost, ::1, or an IPv4 literal 127.x.y.z (four numbers, not a name that starts so:
+    /// `127.0.0.1.evil.example` is a name anyone can point anywhere).
     static func isLoopback(_ address: String) -> Bool {
-        address == "localhost" || address == "::1" || address.hasPrefix("127.")
+        if address == "localhost" || address == "::1" { return true }
+        let parts = address.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127"
+            && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
     }
 
     static func tokenPath() -> String {
@@ -179,7 +184,7 @@ struct ServeAccess: Sendable {
         let authority = request.head.authority ?? ""
         if loopbackOnly {
             let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }.dropFirst()) : String(authority.split(separator: ":").first ?? "")
-            guard host == "127.0.0.1" || host == "localhost" || host == "::1" || host.hasPrefix("127.") else {
+            guard ServeAccess.isLoopback(host) else {
                 return APIError(403, "this server answers only to 127.0.0.1, localhost and [::1] (the request was for '\(host.printable)')", key: "host")
             }
         }
@@ -266,7 +271,9 @@ enum ServeRoutes {
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
-    static func body(_ request: Request) async throws -> JSONValue {
+    /// The body: one JSON object (strict JSON, RFC 8259: nothing before or after it) with
+    /// exactly the `keys` given, no other.
+    static func body(_ request: Request, keys: Set<String>) async throws -> JSONValue {
         var request = request
         let buffer: ByteBuffer
         do {
@@ -274,15 +281,25 @@ enum ServeRoutes {
         } catch {
             throw APIError(413, "the body is larger than \(bodyLimit >> 20) MiB", key: "body")
         }
-        let text = String(buffer: buffer)
-        guard let value = JSONValue(parsing: text), case .object = value else {
-            throw APIError(400, "the body is not a JSON object", key: "body")
+        let value: JSONValue
+        do {
+            value = try JSONDecoder().decode(StrictJSON.self, from: Data(buffer: buffer)).value
+        } catch {
+            throw APIError(400, "the body is not JSON (\(StrictJSON.describe(error)))", key: "body")
+        }
+        guard case let .object(pairs) = value else {
+            throw APIError(400, "the body must be a JSON object with \(keys.sorted().map { "\"\($0)\"" }.joined(separator: ", "))", key: "body")
+        }
+        if let unknown = pairs.map(\.0).first(where: { !keys.contains($0) }) {
+            throw APIError(400, "unknown key '\(unknown.printable)' in the body; it takes \(keys.sorted().joined(separator: ", "))", key: unknown)
         }
         return value
     }
 
-    static func name(_ body: JSONValue) throws -> String {
-        guard case let .string(name) = body["name"] else { throw APIError(400, "expected {\"name\": PRESET-NAME}", key: "name") }
+    static func name(_ request: Request) async throws -> String {
+        guard case let .string(name) = try await body(request, keys: ["name"])["name"] else {
+            throw APIError(400, "expected {\"name\": PRESET-NAME}", key: "name")
+        }
         try PresetStore.check(name)
         return name
     }
@@ -322,7 +339,7 @@ enum ServeRoutes {
         }
         router.post("/api/nodes/:node") { request, context in
             let node = try node(context)
-            let body = try await body(request)
+            let body = try await body(request, keys: ["params"])
             return json(try await surface.perform { session in
                 do { return try SurfaceAPI.change(body, node: node, session) } catch { throw APIError.from(error) }
             })
@@ -335,14 +352,14 @@ enum ServeRoutes {
         }
         router.post("/api/nodes/:node/save") { request, context in
             let node = try node(context)
-            let name = try name(try await body(request))
+            let name = try await name(request)
             return json(try await surface.perform { session in
                 do { return try SurfaceAPI.save(name, to: store, node: node, session) } catch { throw APIError.from(error, key: "node") }
             })
         }
         router.post("/api/nodes/:node/load") { request, context in
             let node = try node(context)
-            let name = try name(try await body(request))
+            let name = try await name(request)
             return json(try await surface.perform { session in
                 do { return try SurfaceAPI.load(name, from: store, node: node, session) } catch { throw APIError.from(error, key: "name") }
             })
@@ -375,5 +392,41 @@ enum ServeRoutes {
             }
         }
         return router
+    }
+}
+
+/// Strict JSON through Foundation's decoder, as a `JSONValue` (the API's bodies; SPA-JSON,
+/// which reads the node's own files, also takes PipeWire's relaxed syntax).
+struct StrictJSON: Decodable {
+    let value: JSONValue
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        if let object = try? decoder.container(keyedBy: Key.self) {
+            value = .object(try object.allKeys.map { ($0.stringValue, try object.decode(StrictJSON.self, forKey: $0).value) })
+        } else if var array = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !array.isAtEnd { items.append(try array.decode(StrictJSON.self).value) }
+            value = .array(items)
+        } else {
+            let single = try decoder.singleValueContainer()
+            if single.decodeNil() { value = .null }
+            else if let b = try? single.decode(Bool.self) { value = .bool(b) }
+            else if let n = try? single.decode(Double.self) { value = .number(n) }
+            else { value = .string(try single.decode(String.self)) }
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if case let DecodingError.dataCorrupted(context) = error {
+            return context.debugDescription.printable
+        }
+        return "unreadable"
     }
 }
