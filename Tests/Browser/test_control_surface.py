@@ -368,7 +368,7 @@ class ControlSurface(unittest.TestCase):
                         round_trip.append(stamp - t0)
                         if posted is not None:
                             from_post.append(stamp - posted)
-                    time.sleep(0.1)
+                    time.sleep(0.4)  # past the double-click window: each click is a click of its own
                 return from_click, from_post, round_trip
 
             def cell_expected():
@@ -382,8 +382,7 @@ class ControlSurface(unittest.TestCase):
                 self.browser.find("master-mute").click()
         finally:
             monitor.close()
-        figure("page_to_node", f"click on a cell (JS pointerdown) -> node's Props: {summary(cell_click)} ms "
-                               f"(the page waits its 300 ms double-click window before it toggles a cell)")
+        figure("page_to_node", f"click on a cell (JS pointerdown) -> node's Props: {summary(cell_click)} ms")
         figure("page_to_node", f"the page's POST (fetch called) -> node's Props: {summary(cell_post + mute_post)} ms")
         figure("page_to_node", f"click on master-mute (JS pointerdown) -> node's Props: {summary(mute_click)} ms")
         figure("page_to_node", f"selenium click sent -> node's Props: cell {summary(cell_rt)} ms; master-mute {summary(mute_rt)} ms")
@@ -391,9 +390,7 @@ class ControlSurface(unittest.TestCase):
         self.assertTrue(cell_post and mute_post, "the page's POSTs were not seen (does it use fetch?)")
         self.assertLess(statistics_median(mute_click), 50, "median master-mute click -> node over 50 ms")
         self.assertLess(statistics_median(cell_post + mute_post), 50, "median POST -> node over 50 ms")
-        if statistics_median(cell_click) >= 50:
-            log(f"REQUIREMENT NOT MET: a click on a cell reaches the node in {statistics_median(cell_click):.0f} ms "
-                "(median), not within 50 ms: the page acts on a single click only after its double-click window")
+        self.assertLess(statistics_median(cell_click), 50, "median cell click -> node over 50 ms")
 
     # ------------------------------------------------------------ 5. meters
 
@@ -716,7 +713,8 @@ class ControlSurface(unittest.TestCase):
 
     def test_screenshot(self):
         """10. The page on an 8x6 node with tones playing, cross-points set and meters moving, as
-        Tests/Browser/control-surface.png (1280x800)."""
+        Tests/Browser/control-surface.png (the window 960 x 740, so the README's picture is
+        mostly the node, not empty page)."""
         node = self.node("xp-show")
         pairs = [(f"matrix.{i}.{j}", 0.0) for i in range(8) for j in range(6)]
         pairs += [("matrix.0.0", 1.0), ("matrix.1.1", 1.0), ("matrix.2.0", 0.707946), ("matrix.2.1", 0.707946),
@@ -734,8 +732,14 @@ class ControlSurface(unittest.TestCase):
             wait_until("the meters to move", lambda: all(self.browser.attr(t, "data-peak") not in (None, "")
                                                          for t in ("in-meter-0", "in-meter-1", "out-meter-0")), timeout=8)
             self.browser.js("document.activeElement && document.activeElement.blur();")
+            # Headless Chromium keeps its --window-size: the viewport is set through DevTools.
+            self.browser.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                                {"width": 960, "height": 740, "deviceScaleFactor": 1, "mobile": False})
             time.sleep(1.0)
-            self.browser.driver.save_screenshot(SCREENSHOT)
+            try:
+                self.browser.driver.save_screenshot(SCREENSHOT)
+            finally:
+                self.browser.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
             peaks = {t: self.browser.attr(t, "data-peak") for t in ("in-meter-0", "in-meter-2", "out-meter-0", "out-meter-3")}
         finally:
             if player:
@@ -745,7 +749,7 @@ class ControlSurface(unittest.TestCase):
             head = f.read(24)
         width, height = struct.unpack(">II", head[16:24])
         figure("screenshot", f"{SCREENSHOT} {width}x{height}, {os.path.getsize(SCREENSHOT)} bytes; meters then {peaks}")
-        self.assertEqual((width, height), (1280, 800))
+        self.assertEqual((width, height), (960, 740))
 
     # ------------------------------------------------------------ 8. the daemon restarts
 

@@ -26,7 +26,7 @@ const FLOOR_DB = -60;   // stepping below this goes to off
 const START_DB = -40;   // the first step up from off
 const MAX_DB = 20;      // the node's limit (linear 10)
 const STEP_DB = 0.5;
-const DBL_MS = 300;     // double-click / double-tap window; a single click acts after it
+const DBL_MS = 300;     // double-click / double-tap window (a click acts at once; see tap())
 const SEND_MS = 1000 / 30;
 
 const $ = (id) => document.getElementById(id);
@@ -873,7 +873,7 @@ const readout = { el: null, show(anchor, g) {
 }, hide() { if (this.el) this.el.hidden = true; } };
 
 let drag = null;      // {tg, el, id, x, y, g0, moved}
-let lastTap = null;   // {tg, t, timer}
+let lastTap = null;   // {tg, t, before}: the last tap, and a cell's gain before it toggled
 
 function onPointerDown(ev) {
   if (ev.button !== 0 || !S.node) return;
@@ -893,7 +893,7 @@ function onPointerMove(ev) {
     if (Math.abs(dy) < (drag.type === 'mouse' ? 3 : 6)) return;
     drag.moved = true;
     drag.y = ev.clientY;  // start counting from here: no jump
-    if (lastTap) { clearTimeout(lastTap.timer); lastTap = null; }
+    lastTap = null;  // a drag is no tap: the next click is a click of its own
     return;
   }
   const px = ev.shiftKey ? 14 : 4;
@@ -910,19 +910,22 @@ function onPointerUp(ev) {
   if (ev.type === 'pointercancel' || d.moved) return;
   tap(d.tg, d.el);
 }
-/** A click / tap: a second one within DBL_MS opens the editor, a single one (on a cell)
- *  toggles it once the window has passed (so a double-click never flips it on and off). */
+/** A click / tap on a cell toggles it at once (a click must reach the node within 50 ms, so
+ *  it does not wait to see whether a second click follows). A second tap on the same target
+ *  within DBL_MS is a double-click: it puts the cell back as it was before the first (so
+ *  a double-click leaves the cross-point where it was, after a blip of at most DBL_MS) and
+ *  opens the editor on that value. */
 function tap(tg, el) {
   const now = performance.now();
   if (lastTap && sameTarget(lastTap.tg, tg) && now - lastTap.t < DBL_MS) {
-    clearTimeout(lastTap.timer);
+    const before = lastTap.before;
     lastTap = null;
+    if (before !== undefined && gainOf(tg) !== before) setGain(tg, before);
     openEditor(tg, el);
     return;
   }
-  if (lastTap) clearTimeout(lastTap.timer);
-  const entry = { tg, t: now, timer: 0 };
-  if (tg.t === 'cell') entry.timer = setTimeout(() => { if (lastTap === entry) lastTap = null; toggleCell(tg); }, DBL_MS);
+  const entry = { tg, t: now, before: undefined };
+  if (tg.t === 'cell') { entry.before = gainOf(tg); toggleCell(tg); }
   lastTap = entry;
 }
 
@@ -1261,7 +1264,7 @@ function boot() {
     if (!el || !S.node) return;
     const tg = targetOf(el);
     if (!tg || (ED.el && sameTarget(ED.tg, tg))) return;
-    if (lastTap) { clearTimeout(lastTap.timer); lastTap = null; }
+    lastTap = null;
     openEditor(tg, el);
   });
   G.vp.addEventListener('wheel', onWheel, { passive: false });
