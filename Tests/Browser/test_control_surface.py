@@ -392,6 +392,53 @@ class ControlSurface(unittest.TestCase):
         self.assertLess(statistics_median(cell_post + mute_post), 50, "median POST -> node over 50 ms")
         self.assertLess(statistics_median(cell_click), 50, "median cell click -> node over 50 ms")
 
+    # ------------------------------------------------------------ 4b. a drag does not flood the node
+
+    def test_drag(self):
+        """4b. Dragging a cell for 1.5 s sends at most 30 requests a second, one at a time, and the
+        last value the page shows is the value the node ends with."""
+        from selenium.webdriver.common.action_chains import ActionChains
+        node = self.node("xp-2x2")
+        self.sandbox.set_params(node, [("matrix.0.0", 0.5)])
+        node, inputs, outputs = self.open_node("xp-2x2")
+        wait_until("cell-0-0 at -6 dB", lambda: close(float(self.browser.attr("cell-0-0", "data-gain") or "nan"), 0.5), timeout=5)
+        self.browser.js("""
+            window.__xpPosts = []; window.__xpInflight = 0; window.__xpMaxInflight = 0;
+            if (!window.__xpDragHook) {
+                window.__xpDragHook = true;
+                const original = window.fetch;
+                window.fetch = function (url, options) {
+                    if (!(options && String(options.method).toUpperCase() === 'POST')) return original.apply(this, arguments);
+                    window.__xpPosts.push([Date.now(), String(options.body || '')]);
+                    window.__xpInflight++;
+                    window.__xpMaxInflight = Math.max(window.__xpMaxInflight, window.__xpInflight);
+                    return original.apply(this, arguments).finally(() => { window.__xpInflight--; });
+                };
+            }""")
+        cell = self.browser.find("cell-0-0")
+        chain = ActionChains(self.browser.driver, duration=0).click_and_hold(cell)
+        for _ in range(60):  # 120 px up over about 1.5 s: 0.5 dB every 4 px
+            chain = chain.move_by_offset(0, -2).pause(0.025)
+        t0 = time.time()
+        chain.release().perform()
+        dragged = time.time() - t0
+        # The last value lands: the node ends where the page shows the cell.
+        def settled():
+            shown = float(self.browser.attr("cell-0-0", "data-gain") or "nan")
+            value = self.sandbox.params(node).get("matrix.0.0")
+            return value is not None and close(shown, value) and not close(value, 0.5) and (shown, value)
+        shown, value = wait_until("the node to end where the page shows the cell", settled, timeout=5)
+        posts, inflight = self.browser.js("return [window.__xpPosts, window.__xpMaxInflight];")
+        times = [t for t, _ in posts]
+        busiest = max((sum(1 for u in times if t <= u < t + 1000) for t in times), default=0)
+        span = (times[-1] - times[0]) / 1000 if len(times) > 1 else 0
+        figure("drag", f"a {dragged:.1f} s drag of 120 px: {len(posts)} requests over {span:.2f} s, at most {busiest} in any second, "
+                       f"at most {inflight} in flight; the cell ended at {20 * math.log10(abs(value)):+.1f} dB on the page and in the node")
+        self.assertGreater(len(posts), 3, "the drag sent (almost) nothing")
+        self.assertLessEqual(busiest, 31, "more than 30 requests in one second")
+        self.assertEqual(inflight, 1, "requests overlapped")
+        self.assertGreater(abs(value), 0.5, "dragging up did not raise the gain")
+
     # ------------------------------------------------------------ 5. meters
 
     def test_meters(self):
@@ -937,7 +984,7 @@ def bad_requests(rng, node, count):
     return cases
 
 
-ORDER = ["grid", "presets", "click_audio", "pwcli_to_page", "page_to_node", "meters", "security", "robustness", "scale",
+ORDER = ["grid", "presets", "click_audio", "pwcli_to_page", "page_to_node", "drag", "meters", "security", "robustness", "scale",
          "screenshot", "daemon_restart"]
 
 
