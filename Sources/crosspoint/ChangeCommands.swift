@@ -486,22 +486,34 @@ struct ParamCommand: ParsableCommand {
         try session.change(target, exact: true, keys: { order }, report: report) { m in
             for k in stride(from: 0, to: words.count, by: 2) {
                 let (key, text) = (words[k], words[k + 1])
-                let p: Parameter
-                do {
-                    p = try Parameter(key: key, in: m)
-                } catch let CrosspointError.invalidValue(key, reason) where reason.hasPrefix("no ") {
-                    let names = reason.hasPrefix("no input") ? m.inputChannels : m.outputChannels
-                    throw CommandError.invalid("\(key.printable): \(reason.printable); the \(reason.hasPrefix("no input") ? "inputs" : "outputs") are "
-                        + names.joined(separator: ", "))
-                }
+                let p = try ParamCommand.parameter(key, in: m)
                 let value = try ParamValue.parse(text, for: p, in: m, linear: linear, note: &notes, exact: &exact)
                 try m.set(p, to: value)
-                // A channel map replaces the matrix: its effect is sent as the cross-points it
-                // sets (the `channel-map` key reads back empty once a gain is not unity).
-                order += p == .channelMap ? Parameter.all(for: m).filter { $0.kind == .crosspoint } : [p]
+                order += ParamCommand.keysSent(for: p, m)
             }
         }
         for note in notes { report.warn(note) }
+    }
+
+    /// Key `key` of the parameter table on mixer `m`, its indices numbers or channel names; a
+    /// channel that does not exist is refused naming the channels there are. (Also the control
+    /// surface's change sets.)
+    static func parameter(_ key: String, in m: Mixer) throws -> Parameter {
+        do {
+            return try Parameter(key: key, in: m)
+        } catch {
+            guard case let .invalidValue(_, reason) = error, reason.hasPrefix("no ") else { throw error }
+            let names = reason.hasPrefix("no input") ? m.inputChannels : m.outputChannels
+            throw CommandError.invalid("\(key.printable): \(reason.printable); the \(reason.hasPrefix("no input") ? "inputs" : "outputs") are "
+                + names.joined(separator: ", "))
+        }
+    }
+
+    /// The keys to send once `p` is set on `m`: `p`, but a channel map replaces the matrix, so
+    /// its effect is sent as the cross-points it sets (the `channel-map` key reads back empty
+    /// once a gain is not unity).
+    static func keysSent(for p: Parameter, _ m: Mixer) -> [Parameter] {
+        p == .channelMap ? Parameter.all(for: m).filter { $0.kind == .crosspoint } : [p]
     }
 }
 

@@ -60,17 +60,11 @@ enum SurfaceAPI {
             return []
         }
         let p: Parameter
-        switch Result(catching: { () throws(CrosspointError) -> Parameter in try Parameter(key: key, in: m) }) {
-        case let .success(parameter):
-            p = parameter
-        case let .failure(.invalidValue(_, reason)) where reason.hasPrefix("no "):
-            let names = reason.hasPrefix("no input") ? m.inputChannels : m.outputChannels
-            throw APIError(400, "\(key.printable): \(reason.printable); the \(reason.hasPrefix("no input") ? "inputs" : "outputs") are "
-                + names.joined(separator: ", "), key: key)
-        case .failure(.unknownKey):
+        do {
+            p = try ParamCommand.parameter(key, in: m)
+        } catch {
+            guard case CrosspointError.unknownKey = error else { throw error }
             throw APIError(400, "unknown parameter '\(key.printable)'; the keys are those of `crosspoint params`, and mute.master", key: key)
-        case let .failure(error):
-            throw APIError(400, CommandError.from(error, m).description, key: key)
         }
         guard p.kind != .levelsWatch else {
             throw APIError(400, "levels.watch is not for the API: read levels from /api/nodes/NODE/levels or the WebSocket", key: key)
@@ -105,8 +99,7 @@ enum SurfaceAPI {
             throw APIError(400, "\(key): expects \(expected), got \(json.compactText.prefix(40).description.printable)", key: key)
         }
         try m.set(p, to: value)
-        // A channel map replaces the matrix: it is sent as the cross-points it sets.
-        return p == .channelMap ? Parameter.all(for: m).filter { $0.kind == .crosspoint } : [p]
+        return ParamCommand.keysSent(for: p, m)
     }
 
     /// A change's answer: what changed, the node now, and any warnings.
@@ -148,11 +141,15 @@ enum SurfaceAPI {
 struct PresetStore: Sendable {
     let directory: String
 
-    static func defaultDirectory() -> String {
+    static func defaultDirectory() -> String { configDirectory() + "/presets" }
+
+    /// `$XDG_CONFIG_HOME/crosspoint` (an absolute XDG_CONFIG_HOME only), else `~/.config/crosspoint`:
+    /// where the serve token and the presets live.
+    static func configDirectory() -> String {
         let environment = ProcessInfo.processInfo.environment
         let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (environment["HOME"] ?? "/root") + "/.config"
-        return config + "/crosspoint/presets"
+        return config + "/crosspoint"
     }
 
     /// 1 to 64 of A-Z a-z 0-9 _ - ., not starting with a dot.
