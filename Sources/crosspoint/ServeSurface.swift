@@ -1,3 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
@@ -321,12 +326,9 @@ extension APIError {
 enum NodeJSON {
     /// `crosspoint list --json`, on one line.
     static func list(_ session: Session) -> String {
-        let entries: [JSONValue] = session.crosspointNodes.map { node in
-            let shape = session.shape(of: node)
-            return .object([("id", .number(Double(node.id))), ("name", .string(node.name)), ("description", .string(node.description)),
-                            ("inputs", .number(Double(shape.inputs))), ("outputs", .number(Double(shape.outputs)))])
-        }
-        return JSONValue.array(entries).compactText
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(ListCommand.entries(session))).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }
 
     /// `crosspoint show --json` of node `token` (an id or a name).

@@ -24,12 +24,17 @@ struct ListCommand: ParsableCommand {
         let outputs: Int
     }
 
-    func run() throws {
-        let session = try connection.connect()
-        let entries = session.crosspointNodes.map { node in
+    /// The Crosspoint nodes, as `list --json` prints them (and the control surface sends them).
+    static func entries(_ session: Session) -> [Entry] {
+        session.crosspointNodes.map { node in
             let shape = session.shape(of: node)
             return Entry(id: node.id, name: node.name, description: node.description, inputs: shape.inputs, outputs: shape.outputs)
         }
+    }
+
+    func run() throws {
+        let session = try connection.connect()
+        let entries = ListCommand.entries(session)
         if json {
             print(try JSONText.encode(entries), terminator: "")
             return
