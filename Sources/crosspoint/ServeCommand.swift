@@ -5,6 +5,7 @@ import Foundation
 #endif
 import ArgumentParser
 import CrosspointCore
+import Dispatch
 import CrosspointPipeWire
 import Glibc
 import Hummingbird
@@ -87,6 +88,8 @@ struct ServeCommand: ParsableCommand {
                 _ = Glibc.write(STDOUT_FILENO, text, text.utf8.count)
             },
             logger: logger)
+        // The command is synchronous: it waits for the server's task (which ends on SIGINT or
+        // SIGTERM, once the server has shut down).
         let finished = Finished()
         Task {
             do {
@@ -101,18 +104,9 @@ struct ServeCommand: ParsableCommand {
     }
 
     private final class Finished: @unchecked Sendable {
-        let semaphore = Semaphore()
+        let semaphore = DispatchSemaphore(value: 0)
         var error: String?
     }
-}
-
-/// A one-shot wait, for the synchronous command to wait for the server's task.
-final class Semaphore: @unchecked Sendable {
-    private var semaphore = sem_t()
-    init() { sem_init(&semaphore, 0, 0) }
-    deinit { sem_destroy(&semaphore) }
-    func signal() { sem_post(&semaphore) }
-    func wait() { while sem_wait(&semaphore) != 0 && errno == EINTR {} }
 }
 
 /// Who may use the server: on loopback without a token, requests must name a loopback host
@@ -133,12 +127,7 @@ struct ServeAccess: Sendable {
             && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && UInt8($0) != nil }
     }
 
-    static func tokenPath() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? "/root") + "/.config"
-        return config + "/crosspoint/serve-token"
-    }
+    static func tokenPath() -> String { PresetStore.configDirectory() + "/serve-token" }
 
     /// The token from a file the person gave.
     static func readToken(_ path: String) throws -> String {
