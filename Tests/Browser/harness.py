@@ -17,6 +17,7 @@ import socket
 import statistics
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -24,11 +25,12 @@ import urllib.error
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from wavfile import RATE, read_wav, write_wav  # noqa: E402 (shared with scripts/lib/stress_churn.py)
 # The build under test: .build/release, or CROSSPOINT_BIN_DIR (a folder holding `crosspoint` and
 # libpipewire-module-crosspoint.so).
 BIN = os.path.abspath(os.environ.get("CROSSPOINT_BIN_DIR") or os.path.join(ROOT, ".build", "release"))
 CROSSPOINT = os.path.join(BIN, "crosspoint")
-RATE = 48000
 LEAD_IN = RATE // 2  # 0.5 s of silence before a test signal: room to link everything
 
 
@@ -76,42 +78,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-# ---------------------------------------------------------------- audio files (32-bit float WAV)
-
-def write_wav(path, channels):
-    frames, count = len(channels[0]), len(channels)
-    data = array.array("f", [0.0]) * (frames * count)
-    for c, channel in enumerate(channels):
-        data[c::count] = array.array("f", channel)
-    payload = data.tobytes()
-    header = b"RIFF" + struct.pack("<I", 36 + len(payload)) + b"WAVE"
-    header += b"fmt " + struct.pack("<IHHIIHH", 16, 3, count, RATE, RATE * count * 4, count * 4, 32)
-    header += b"data" + struct.pack("<I", len(payload))
-    with open(path, "wb") as f:
-        f.write(header + payload)
-
-
-def read_wav(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"RIFF":
-        raise Failure(f"{path} is not a WAV file")
-    offset, channels, bits = 12, 0, 0
-    while offset + 8 <= len(data):
-        chunk, size = data[offset:offset + 4], struct.unpack("<I", data[offset + 4:offset + 8])[0]
-        if chunk == b"fmt ":
-            channels = struct.unpack("<H", data[offset + 10:offset + 12])[0]
-            bits = struct.unpack("<H", data[offset + 22:offset + 24])[0]
-        elif chunk == b"data":
-            if bits != 32 or channels < 1:
-                raise Failure(f"{path}: {bits}-bit, {channels} channels")
-            end = min(len(data), offset + 8 + size)
-            samples = array.array("f")
-            samples.frombytes(data[offset + 8:end - (end - offset - 8) % 4])
-            return [samples[c::channels] for c in range(channels)]
-        offset += 8 + size + (size & 1)
-    raise Failure(f"{path} has no data chunk")
-
+# ---------------------------------------------------------------- test signals
 
 def tone(frequency, seconds, amplitude, lead_in=LEAD_IN):
     """A cosine after `lead_in` samples of silence: its first sample is `amplitude`, a sharp onset

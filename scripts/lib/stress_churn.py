@@ -31,10 +31,11 @@ import sys
 import tempfile
 import time
 
+from wavfile import RATE, read_wav, write_wav  # noqa: E402 (scripts/lib, beside this file)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SYSTEM_MODULE_DIR = "/usr/lib/x86_64-linux-gnu/pipewire-0.3"
 NODE = "xp-churn"
-RATE = 48000
 LEAD_IN = RATE // 2
 
 
@@ -46,41 +47,7 @@ class Failure(Exception):
     pass
 
 
-# ---------------------------------------------------------------- WAV files (32-bit float)
-
-def write_wav(path, channels):
-    frames, count = len(channels[0]), len(channels)
-    data = array.array("f", [0.0]) * (frames * count)
-    for c, channel in enumerate(channels):
-        data[c::count] = array.array("f", channel)
-    payload = data.tobytes()
-    header = b"RIFF" + struct.pack("<I", 36 + len(payload)) + b"WAVE"
-    header += b"fmt " + struct.pack("<IHHIIHH", 16, 3, count, RATE, RATE * count * 4, count * 4, 32)
-    header += b"data" + struct.pack("<I", len(payload))
-    with open(path, "wb") as f:
-        f.write(header + payload)
-
-
-def read_wav(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"RIFF":
-        raise Failure(f"{path} is not a WAV file")
-    offset, channels, bits = 12, 0, 0
-    while offset + 8 <= len(data):
-        chunk, size = data[offset:offset + 4], struct.unpack("<I", data[offset + 4:offset + 8])[0]
-        if chunk == b"fmt ":
-            channels, bits = struct.unpack("<H", data[offset + 10:offset + 12])[0], struct.unpack("<H", data[offset + 22:offset + 24])[0]
-        elif chunk == b"data":
-            if bits != 32 or channels < 1:
-                raise Failure(f"{path}: {bits}-bit, {channels} channels")
-            end = min(len(data), offset + 8 + size)
-            samples = array.array("f")
-            samples.frombytes(data[offset + 8:end - (end - offset - 8) % 4])
-            return [samples[c::channels] for c in range(channels)]
-        offset += 8 + size + (size & 1)
-    raise Failure(f"{path} has no data chunk")
-
+# ---------------------------------------------------------------- the signal
 
 def make_signal(seconds, seed):
     """Half a second of silence, then noise whose first sample is sharp (for alignment)."""
