@@ -32,6 +32,13 @@ final class FakePorts {
 
 @Suite("The node's process path")
 struct ProcessTests {
+    /// Frees what `run` made: the port table and the context.
+    static func release(_ context: UnsafeMutablePointer<DSPContext>) {
+        PortTable.destroy(context.pointee.table)
+        context.deinitialize(count: 1)
+        context.deallocate()
+    }
+
     /// Runs `cycles` process cycles with a plan change before every tenth, each cycle inside
     /// an allocation-counting window; returns the allocations and frees counted. With
     /// `metering`, the levels are watched: a reading is taken (outside the windows) every
@@ -84,11 +91,7 @@ struct ProcessTests {
         let (n, m) = shape
         let cycles = n * m > 1000 ? 2000 : 5000  // a debug build renders 64x64 slowly
         let result = try run(inputs: n, outputs: m, cycles: cycles, frames: 256)
-        defer {
-            PortTable.destroy(result.context.pointee.table)
-            result.context.deinitialize(count: 1)
-            result.context.deallocate()
-        }
+        defer { ProcessTests.release(result.context) }
         #expect(result.allocations == 0 && result.frees == 0,
                 "\(n)x\(m): \(result.allocations) allocations, \(result.frees) frees in \(cycles) cycles")
     }
@@ -96,11 +99,7 @@ struct ProcessTests {
     @Test("The process path mixes what the model says, with unlinked inputs silent and unlinked outputs untouched")
     func processMixesTheModel() throws {
         let result = try run(inputs: 4, outputs: 3, cycles: 200, frames: 128)  // ramps long settled
-        defer {
-            PortTable.destroy(result.context.pointee.table)
-            result.context.deinitialize(count: 1)
-            result.context.deallocate()
-        }
+        defer { ProcessTests.release(result.context) }
         let ports = result.ports, model = result.engine.mixer
         // Two more cycles with no change: the last ramp (2 ms) has ended.
         let unlinked = ports.unlinked
@@ -127,11 +126,7 @@ struct ProcessMeteringTests {
         let (n, m) = shape
         let cycles = n * m > 10_000 ? 120 : n * m > 1000 ? 1200 : 3000
         let result = try ProcessTests().run(inputs: n, outputs: m, cycles: cycles, frames: 256, metering: true)
-        defer {
-            PortTable.destroy(result.context.pointee.table)
-            result.context.deinitialize(count: 1)
-            result.context.deallocate()
-        }
+        defer { ProcessTests.release(result.context) }
         #expect(result.allocations == 0 && result.frees == 0,
                 "\(n)x\(m): \(result.allocations) allocations, \(result.frees) frees in \(cycles) cycles")
         #expect(result.readings.count == cycles / 6, "a reading every sixth cycle")
@@ -146,11 +141,7 @@ struct ProcessMeteringTests {
     @Test("The process path measures what each port read and wrote; an unlinked input and an unlinked output read silence")
     func meteringMeasuresThePorts() throws {
         let result = try ProcessTests().run(inputs: 4, outputs: 3, cycles: 200, frames: 128, metering: true)
-        defer {
-            PortTable.destroy(result.context.pointee.table)
-            result.context.deinitialize(count: 1)
-            result.context.deallocate()
-        }
+        defer { ProcessTests.release(result.context) }
         let ports = result.ports, meter = result.meter, context = result.context
         let unlinked = ports.unlinked
         func cycle() { processCycle(context, frames: UInt64(ports.frames), rate: 48000) { port, _ in unlinked.contains(port) ? nil : port } }
@@ -185,11 +176,7 @@ struct ProcessMeteringTests {
     @Test("Not watched, the process path leaves the meter alone")
     func unwatchedMeterIsUntouched() throws {
         let result = try ProcessTests().run(inputs: 2, outputs: 2, cycles: 50, frames: 64)
-        defer {
-            PortTable.destroy(result.context.pointee.table)
-            result.context.deinitialize(count: 1)
-            result.context.deallocate()
-        }
+        defer { ProcessTests.release(result.context) }
         #expect(!result.meter.isWatching && result.readings.isEmpty)
         #expect(!result.meter.isWaiting, "no switch was ever asked for, or made")
     }
