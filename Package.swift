@@ -19,8 +19,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
-        // Pure Swift: the model, channel maps, parameters, ramps, the render kernel. No PipeWire.
-        .target(name: "CrosspointCore"),
+        // The model, channel maps, parameters, ramps, the render path. No PipeWire.
+        .target(name: "CrosspointCore", dependencies: ["CCrosspointKernel"]),
+        // The steady mixing kernels in C: one version per instruction set in one binary
+        // (baseline x86-64, AVX2+FMA, AVX-512), chosen at load. Swift builds a function for one
+        // target only. No PipeWire.
+        .target(name: "CCrosspointKernel"),
 
         // libpipewire-0.3 and libspa, as C modules.
         .systemLibrary(

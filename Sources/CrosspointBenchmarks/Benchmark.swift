@@ -35,6 +35,7 @@ struct Options {
     var pad = 0
     var checksum = false
     var levels = false
+    var kernel = KernelVersion.default
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -59,11 +60,17 @@ struct Options {
                 guard let pad = Int(value(a)), (0...4096).contains(pad) else { fail("--pad takes 0...4096 floats") }
                 options.pad = pad
             case "--checksum": options.checksum = true
+            case "--kernel":
+                let name = value(a)
+                guard let version = KernelVersion(named: name) else {
+                    fail("this CPU runs the kernel versions \(KernelVersion.available.map(\.name).joined(separator: ", ")), not '\(name)'")
+                }
+                options.kernel = version
             case "--levels": options.levels = true
             case "--help", "-h":
                 print("""
                     usage: crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS]
-                                            [--checksum] [--levels]
+                                            [--checksum] [--levels] [--kernel NAME]
                       --quick           fewer, shorter batches (about 6x faster, noisier)
                       --filter SHAPE    only shapes whose name contains SHAPE (e.g. 64x64, identity,
                                         "256x256 dense"); repeatable
@@ -76,6 +83,9 @@ struct Options {
                                         bit-identical output, e.g. before and after a kernel change
                       --levels          time metering instead: render alone, meter off, meter on
                                         (default shapes 64x64 dense and 256x256 dense)
+                      --kernel NAME     the mixing kernel's version (default: the one chosen at load,
+                                        the best this CPU runs: \(KernelVersion.default); this CPU runs
+                                        \(KernelVersion.available.map(\.name).joined(separator: ", ")))
                     """)
                 exit(0)
             default:
@@ -270,13 +280,14 @@ struct Row {
     var outputHash: UInt64 = 0
 }
 
-func benchmark(_ shape: Shape, frameCounts: [Int], pad: Int, batches: Int, batchNanoseconds: UInt64) throws -> [Row] {
+func benchmark(_ shape: Shape, frameCounts: [Int], pad: Int, batches: Int, batchNanoseconds: UInt64,
+               kernel: KernelVersion) throws -> [Row] {
     let n = shape.inputs, m = shape.outputs
     let maxStride = frameCounts.max()! + pad
     var rng = SplitMix64(seed: 0xC055_9017 &+ UInt64(n * 1000 + m) &+ UInt64(shape.kind == .channelMap ? 1 : 0))
     let rows = shape.rows(using: &rng)
 
-    let mixer = MatrixMixer(try Mixer(inputs: n, outputs: m))
+    let mixer = MatrixMixer(try Mixer(inputs: n, outputs: m), kernel: kernel)
     try mixer.update { mixer throws(CrosspointError) in
         try mixer.setRamp(milliseconds: 0)
         try mixer.setMatrix(rows: rows)
@@ -441,12 +452,14 @@ func measureLevels<A: Workload, B: Workload, C: Workload, D: Workload>(
     return (median(ta), median(tb), median(tc), median(td), median(offRatios), median(onRatios))
 }
 
-func benchmarkLevels(_ shape: Shape, frameCounts: [Int], batches: Int, batchNanoseconds: UInt64) throws -> [LevelsRow] {
+func benchmarkLevels(_ shape: Shape, frameCounts: [Int], batches: Int, batchNanoseconds: UInt64, kernel: KernelVersion)
+    throws -> [LevelsRow]
+{
     let n = shape.inputs, m = shape.outputs
     var rng = SplitMix64(seed: 0xC055_9017 &+ UInt64(n * 1000 + m) &+ UInt64(shape.kind == .channelMap ? 1 : 0))
     let rows = shape.rows(using: &rng)
     // One engine (steady: no ramp) and the same buffers for all three contenders.
-    let mixer = MatrixMixer(try Mixer(inputs: n, outputs: m))
+    let mixer = MatrixMixer(try Mixer(inputs: n, outputs: m), kernel: kernel)
     try mixer.update { mixer throws(CrosspointError) in
         try mixer.setRamp(milliseconds: 0)
         try mixer.setMatrix(rows: rows)
@@ -517,7 +530,8 @@ func runLevels(_ options: Options, machine: MachineInfo, batches: Int, batchNano
     for shape in shapes {
         let rows: [LevelsRow]
         do {
-            rows = try benchmarkLevels(shape, frameCounts: options.frameCounts, batches: batches, batchNanoseconds: batchNanoseconds)
+            rows = try benchmarkLevels(shape, frameCounts: options.frameCounts, batches: batches, batchNanoseconds: batchNanoseconds,
+                                           kernel: options.kernel)
         } catch {
             fail("\(shape.name): \(error)")
         }
@@ -602,6 +616,7 @@ struct CrosspointBench {
         print("openblas: \(machine.blasConfig) (core \(machine.blasCore)), threads: \(machine.blasThreads) (process threads: \(machine.processThreads))")
         print("build:   \(build); \(options.quick ? "quick: " : "")median of \(batches) batches of ~\(batchNanoseconds / 1_000_000) ms per cell and contender")
         print("layout:  buffers 64-byte aligned; channel stride = frames" + (options.pad > 0 ? " + \(options.pad) floats" : " (back to back)"))
+        print("kernel:  \(options.kernel) (chosen at load: \(KernelVersion.default); this CPU runs \(KernelVersion.available.map(\.name).joined(separator: ", ")))")
         print("")
         print("Time per block (median). outputs[M x F] = Cᵀ[M x N] · inputs[N x F]; memcpy copies M*F floats")
         print("in one call, memcpy×M in M calls of F floats (one per output channel).")
@@ -631,7 +646,7 @@ struct CrosspointBench {
             let rows: [Row]
             do {
                 rows = try benchmark(shape, frameCounts: options.frameCounts, pad: options.pad, batches: batches,
-                                     batchNanoseconds: batchNanoseconds)
+                                     batchNanoseconds: batchNanoseconds, kernel: options.kernel)
             } catch {
                 fail("\(shape.name): \(error)")
             }
@@ -658,18 +673,20 @@ struct CrosspointBench {
             }
         }
 
-        // The issue's targets, where this run measured them.
+        // The targets, where this run measured them: dense at or below single-thread sgemm
+        // (1.25x at 64 frames), routings at a single memcpy's speed (1.25x at 64 frames, 1.10x
+        // above).
         print("")
         var verdicts: [String] = []
-        for row in all where row.shape == "64x64 dense" && row.frames == 1024 {
-            let ratio = row.result.crosspoint / row.result.sgemm
-            verdicts.append(format("64x64 dense @1024: crosspoint/sgemm %.2fx (target <= 2x): ", ratio)
-                + (ratio <= 2 ? "met" : "MISSED"))
+        for row in all where row.shape.hasSuffix("dense") && row.shape.hasPrefix("64x64") || row.shape.hasPrefix("256x256 dense") {
+            let ratio = row.result.crosspoint / row.result.sgemm, limit = row.frames <= 64 ? 1.25 : 1.0
+            verdicts.append("\(row.shape) @\(row.frames): " + format("crosspoint/sgemm %.2fx (target <= %.2fx): ", ratio, limit)
+                + (ratio <= limit ? "met" : "MISSED"))
         }
         for row in all where row.shape.hasSuffix("identity") || row.shape.hasSuffix("channel-map") {
-            let ratio = row.result.crosspoint / row.result.memcpy
-            verdicts.append("\(row.shape) @\(row.frames): " + format("crosspoint/memcpy %.2fx (target <= 2x): ", ratio)
-                + (ratio <= 2 ? "met" : "MISSED"))
+            let ratio = row.result.crosspoint / row.result.memcpy, limit = row.frames <= 64 ? 1.25 : 1.10
+            verdicts.append("\(row.shape) @\(row.frames): " + format("crosspoint/memcpy %.2fx (target <= %.2fx): ", ratio, limit)
+                + (ratio <= limit ? "met" : "MISSED"))
         }
         for row in all {
             guard let check = row.check, !(check.difference <= 1e-5 * max(check.magnitude, 1)) else { continue }

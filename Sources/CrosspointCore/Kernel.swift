@@ -1,6 +1,43 @@
-// The arithmetic of the render path: SIMD8 loops over plain pointers, with scalar tails.
-// Every function computes each frame with the same operations in the same order whatever
-// the frame count, so a column that did not change renders bit-identically.
+// The arithmetic of the render path that stays in Swift: ramps, silence, copies and level
+// meters, SIMD8 loops over plain pointers with scalar tails. Steady mixing is the C kernel's
+// (CCrosspointKernel: one version per instruction set, chosen at load). Every function
+// computes each frame with the same operations in the same order whatever the frame count, so
+// a column that did not change renders bit-identically.
+
+import CCrosspointKernel
+
+/// A version of the steady-state mixing kernel: one per instruction set (on x86-64 "baseline",
+/// "avx2" with FMA, "avx512"; "generic" elsewhere). The library chooses the best this CPU runs
+/// when it is loaded (or the one the environment variable `CROSSPOINT_KERNEL` names); tests
+/// and benchmarks may ask a `MatrixMixer` for another.
+public struct KernelVersion: Hashable, Sendable, CustomStringConvertible {
+    let index: Int32
+
+    /// The version chosen at load.
+    public static var `default`: KernelVersion { KernelVersion(index: xp_kernel_default()) }
+
+    /// Every version this CPU runs, the plainest first.
+    public static var available: [KernelVersion] {
+        var versions: [KernelVersion] = []
+        var k: Int32 = 0
+        while xp_kernel_name(k) != nil {
+            if xp_kernel_runs(k) != 0 { versions.append(KernelVersion(index: k)) }
+            k += 1
+        }
+        return versions
+    }
+
+    /// The version with this name, if this CPU runs it.
+    public init?(named name: String) {
+        guard let version = KernelVersion.available.first(where: { $0.name == name }) else { return nil }
+        self = version
+    }
+
+    init(index: Int32) { self.index = index }
+
+    public var name: String { xp_kernel_name(index).map { String(cString: $0) } ?? "unknown" }
+    public var description: String { name }
+}
 
 typealias Vector = SIMD8<Float>
 
@@ -25,117 +62,6 @@ enum Kernel {
     @inline(__always)
     static func copy(_ out: UnsafeMutablePointer<Float>, _ a: UnsafePointer<Float>, _ count: Int) {
         out.update(from: a, count: count)
-    }
-
-    /// out (=|+=) a*ga
-    @inline(__always)
-    static func mix1(
-        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
-        _ a: UnsafePointer<Float>, _ ga: Float
-    ) {
-        // Two copies of the loop, each with a constant `accumulate`: a test inside the loop
-        // makes LLVM split the SIMD8 accumulator and scalarise part of it.
-        if accumulate {
-            mix1Loop(out, count, accumulate: true, a, ga)
-        } else {
-            mix1Loop(out, count, accumulate: false, a, ga)
-        }
-    }
-
-    @inline(__always)
-    private static func mix1Loop(
-        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
-        _ a: UnsafePointer<Float>, _ ga: Float
-    ) {
-        let va = Vector(repeating: ga)
-        var n = 0
-        while n + 8 <= count {
-            var acc = load(a, n) * va
-            if accumulate { acc = load(out, n) + acc }
-            store(acc, out, n)
-            n += 8
-        }
-        while n < count {
-            var acc = a[n] * ga
-            if accumulate { acc = out[n] + acc }
-            out[n] = acc
-            n += 1
-        }
-    }
-
-    /// out (=|+=) a*ga + b*gb
-    @inline(__always)
-    static func mix2(
-        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
-        _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float
-    ) {
-        // Two copies of the loop, each with a constant `accumulate`: a test inside the loop
-        // makes LLVM split the SIMD8 accumulator and scalarise part of it.
-        if accumulate {
-            mix2Loop(out, count, accumulate: true, a, ga, b, gb)
-        } else {
-            mix2Loop(out, count, accumulate: false, a, ga, b, gb)
-        }
-    }
-
-    @inline(__always)
-    private static func mix2Loop(
-        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
-        _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float
-    ) {
-        let va = Vector(repeating: ga), vb = Vector(repeating: gb)
-        var n = 0
-        while n + 8 <= count {
-            var acc = load(a, n) * va + load(b, n) * vb
-            if accumulate { acc = load(out, n) + acc }
-            store(acc, out, n)
-            n += 8
-        }
-        while n < count {
-            var acc = a[n] * ga + b[n] * gb
-            if accumulate { acc = out[n] + acc }
-            out[n] = acc
-            n += 1
-        }
-    }
-
-    /// out (=|+=) a*ga + b*gb + c*gc + d*gd: four sources per pass over the output.
-    @inline(__always)
-    static func mix4(
-        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
-        _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
-        _ c: UnsafePointer<Float>, _ gc: Float, _ d: UnsafePointer<Float>, _ gd: Float
-    ) {
-        // Two copies of the loop, each with a constant `accumulate`: a test inside the loop
-        // makes LLVM split the SIMD8 accumulator and scalarise part of it.
-        if accumulate {
-            mix4Loop(out, count, accumulate: true, a, ga, b, gb, c, gc, d, gd)
-        } else {
-            mix4Loop(out, count, accumulate: false, a, ga, b, gb, c, gc, d, gd)
-        }
-    }
-
-    @inline(__always)
-    private static func mix4Loop(
-        _ out: UnsafeMutablePointer<Float>, _ count: Int, accumulate: Bool,
-        _ a: UnsafePointer<Float>, _ ga: Float, _ b: UnsafePointer<Float>, _ gb: Float,
-        _ c: UnsafePointer<Float>, _ gc: Float, _ d: UnsafePointer<Float>, _ gd: Float
-    ) {
-        let va = Vector(repeating: ga), vb = Vector(repeating: gb)
-        let vc = Vector(repeating: gc), vd = Vector(repeating: gd)
-        var n = 0
-        while n + 8 <= count {
-            var acc = (load(a, n) * va + load(b, n) * vb) + (load(c, n) * vc + load(d, n) * vd)
-            if accumulate { acc = load(out, n) + acc }
-            store(acc, out, n)
-            n += 8
-        }
-        while n < count {
-            var acc = (a[n] * ga + b[n] * gb) + (c[n] * gc + d[n] * gd)
-            if accumulate { acc = out[n] + acc }
-            out[n] = acc
-            n += 1
-        }
     }
 
     /// out (=|+=) a * (from + step * (position + 1 + n)): one source along a linear ramp.

@@ -1,3 +1,4 @@
+import CCrosspointKernel
 import Synchronization
 
 /// The matrix mixer: a `Mixer` model on the control thread and a `MatrixRenderer` for the
@@ -15,9 +16,14 @@ public final class MatrixMixer {
     /// cannot be retired, and so freed, before a newer plan is published.
     private var lastPublished: UnsafeMutablePointer<RenderPlan>
 
-    /// - Parameter sampleRate: the rate ramps are timed at until the host says otherwise.
-    public convenience init(_ mixer: Mixer, sampleRate: Double = 48000) {
-        self.init(building: mixer, sampleRate: sampleRate)
+    /// The kernel version that renders this mixer.
+    public let kernel: KernelVersion
+
+    /// - Parameters:
+    ///   - sampleRate: the rate ramps are timed at until the host says otherwise.
+    ///   - kernel: the kernel version (tests and benchmarks; the default is the best this CPU runs).
+    public convenience init(_ mixer: Mixer, sampleRate: Double = 48000, kernel: KernelVersion = .default) {
+        self.init(building: mixer, sampleRate: sampleRate, kernel: kernel)
         MatrixMixer.warmUp()
     }
 
@@ -25,7 +31,7 @@ public final class MatrixMixer {
     /// metadata the kernel's SIMD types need exists before a real-time thread asks for it.
     private static let warmedUp: Bool = {
         guard let probe = try? Mixer(inputs: 2, outputs: 2) else { return false }
-        let mixer = MatrixMixer(building: probe, sampleRate: 48000)
+        let mixer = MatrixMixer(building: probe, sampleRate: 48000, kernel: .default)
         var renderer = mixer.renderer
         let silence = [Float](repeating: 0, count: 64)
         var out = [Float](repeating: 0, count: 64)
@@ -48,10 +54,11 @@ public final class MatrixMixer {
 
     private static func warmUp() { _ = warmedUp }
 
-    private init(building mixer: Mixer, sampleRate: Double) {
+    private init(building mixer: Mixer, sampleRate: Double, kernel: KernelVersion) {
         self.mixer = mixer
+        self.kernel = kernel
         state = .allocate(capacity: 1)
-        lastPublished = RenderPlan.make(for: mixer)
+        lastPublished = RenderPlan.make(for: mixer, kernel: kernel)
         state.initialize(to: RenderState(active: lastPublished, sampleRate: sampleRate))
     }
 
@@ -81,7 +88,7 @@ public final class MatrixMixer {
     public func replace(with next: Mixer) {
         mixer = next
         collectRetired()
-        let plan = RenderPlan.make(for: next)
+        let plan = RenderPlan.make(for: next, kernel: kernel)
         plan.pointee.markChanges(since: lastPublished.pointee)
         // Take back a plan the renderer never took; the new one replaces it, changes included.
         // (Only this side publishes, so the slot stays empty until the exchange below.)
@@ -164,6 +171,21 @@ public struct MatrixRenderer: RenderBlock {
         guard let planPointer = state.pointee.active else { return }
         let plan = planPointer.pointee
         let frames = min(max(frameCount, 0), maximumFrameCount)
+        if plan.ramping.pointee == 0 {
+            // Steady: the plan's program, in one call (copies, silences, tiles).
+            xp_run(plan.program, inputs.baseAddress, Int32(truncatingIfNeeded: inputs.count), outputs.baseAddress,
+                   Int32(truncatingIfNeeded: outputs.count), Int32(frames))
+            if outputs.count > plan.outputs {
+                for j in plan.outputs..<outputs.count { if let out = outputs[j] { Kernel.clear(out, frames) } }
+            }
+            if let levels {
+                for j in 0..<outputs.count { if let out = outputs[j] { levels.measureOutput(j, out, frames: frames) } }
+            }
+            return
+        }
+        // Some outputs ramp: output by output, the steady ones with the same arithmetic as in
+        // their tiles (so they stay bit-identical).
+        xp_resolve(plan.resolved, Int32(plan.inputs), inputs.baseAddress, Int32(truncatingIfNeeded: inputs.count), 0)
         for j in 0..<outputs.count {
             guard let out = outputs[j] else { continue }
             if j >= plan.outputs {
@@ -171,7 +193,7 @@ public struct MatrixRenderer: RenderBlock {
             } else if plan.rampLength[j] != 0 {
                 renderRamp(plan, output: j, out, frames, inputs)
             } else {
-                renderSteady(plan, output: j, out, frames, inputs, offset: 0)
+                renderSteady(plan, output: j, out, frames)
             }
             levels?.measureOutput(j, out, frames: frames)
         }
@@ -205,6 +227,7 @@ public struct MatrixRenderer: RenderBlock {
         if position >= Int(plan.rampLength[j]) {
             plan.rampLength[j] = 0
             plan.rampPosition[j] = 0
+            plan.ramping.pointee &-= 1
         } else {
             plan.rampPosition[j] = Int32(position)
         }
@@ -229,69 +252,20 @@ public struct MatrixRenderer: RenderBlock {
         if !written { Kernel.clear(out, rampFrames) }
         advanceRamp(plan, output: j, by: rampFrames)
         if rampFrames < frames {
-            renderSteady(plan, output: j, out + rampFrames, frames - rampFrames, inputs, offset: rampFrames)
+            // The rest of the block, steady, from frame `rampFrames` of every input on.
+            xp_resolve(plan.resolved, Int32(plan.inputs), inputs.baseAddress, Int32(truncatingIfNeeded: inputs.count),
+                       Int32(rampFrames))
+            renderSteady(plan, output: j, out + rampFrames, frames - rampFrames)
+            xp_resolve(plan.resolved, Int32(plan.inputs), inputs.baseAddress, Int32(truncatingIfNeeded: inputs.count), 0)
         }
     }
 
-    /// An output at its plan's gains: cleared with no source, copied with one at unity,
-    /// otherwise mixed four sources per pass.
+    /// An output at its plan's gains, from the inputs `plan.resolved` points at, with the
+    /// arithmetic of the steady program (a copy is a product with 1, bit for bit).
     @inline(__always)
-    private func renderSteady(
-        _ plan: RenderPlan, output j: Int, _ out: UnsafeMutablePointer<Float>, _ frames: Int,
-        _ inputs: UnsafeBufferPointer<UnsafePointer<Float>?>, offset: Int
-    ) {
-        var k = Int(plan.start[j])
-        let end = Int(plan.start[j + 1])
-        // Fast path: a single source at unity (identity, channel maps) is a copy.
-        if end - k == 1 && plan.gain[k] == 1 {
-            let i = Int(plan.source[k])
-            if i < inputs.count, let p = inputs[i] {
-                Kernel.copy(out, p + offset, frames)
-            } else {
-                Kernel.clear(out, frames)
-            }
-            return
-        }
-        var written = false
-        // Up to four live sources are gathered, then mixed in one pass.
-        var p0 = UnsafePointer<Float>(bitPattern: 8)!, p1 = p0, p2 = p0, p3 = p0
-        var g0: Float = 0, g1: Float = 0, g2: Float = 0, g3: Float = 0
-        var count = 0
-        while true {
-            while count < 4 && k < end {
-                let i = Int(plan.source[k])
-                let g = plan.gain[k]
-                k += 1
-                guard i < inputs.count, let p = inputs[i] else { continue }
-                switch count {
-                case 0: p0 = p + offset; g0 = g
-                case 1: p1 = p + offset; g1 = g
-                case 2: p2 = p + offset; g2 = g
-                default: p3 = p + offset; g3 = g
-                }
-                count += 1
-            }
-            switch count {
-            case 0:
-                if !written { Kernel.clear(out, frames) }
-                return
-            case 1:
-                if !written && g0 == 1 {
-                    Kernel.copy(out, p0, frames)
-                } else {
-                    Kernel.mix1(out, frames, accumulate: written, p0, g0)
-                }
-            case 2:
-                Kernel.mix2(out, frames, accumulate: written, p0, g0, p1, g1)
-            case 3:
-                Kernel.mix2(out, frames, accumulate: written, p0, g0, p1, g1)
-                Kernel.mix1(out, frames, accumulate: true, p2, g2)
-            default:
-                Kernel.mix4(out, frames, accumulate: written, p0, g0, p1, g1, p2, g2, p3, g3)
-            }
-            written = true
-            if k >= end { return }
-            count = 0
-        }
+    private func renderSteady(_ plan: RenderPlan, output j: Int, _ out: UnsafeMutablePointer<Float>, _ frames: Int) {
+        let first = Int(plan.start[j])
+        xp_mix_column(plan.kernel, out, plan.resolved, plan.source + first, plan.gain + first,
+                      plan.start[j + 1] - plan.start[j], Int32(frames))
     }
 }

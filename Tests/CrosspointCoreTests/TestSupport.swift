@@ -155,8 +155,8 @@ final class Rig {
     /// Every frame rendered so far, per output.
     var recorded: [[Float]]
 
-    init(_ model: Mixer, capacity: Int = maximumFrameCount, sampleRate: Double = 48000) {
-        mixer = MatrixMixer(model, sampleRate: sampleRate)
+    init(_ model: Mixer, capacity: Int = maximumFrameCount, sampleRate: Double = 48000, kernel: KernelVersion = .default) {
+        mixer = MatrixMixer(model, sampleRate: sampleRate, kernel: kernel)
         renderer = mixer.renderer
         bench = Bench(inputs: model.inputs, outputs: model.outputs, capacity: capacity)
         recorded = Array(repeating: [], count: model.outputs)
