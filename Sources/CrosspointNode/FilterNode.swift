@@ -87,7 +87,7 @@ public final class FilterNode {
         if result < 0 {
             Log.error("cannot connect the filter: \(String(cString: strerror(-result)))")
         }
-        Log.info("\(configuration.nodeName): \(mixer.inputs) inputs, \(mixer.outputs) outputs")
+        Log.info("\(configuration.nodeName): \(mixer.inputs) inputs, \(mixer.outputs) outputs, mixing kernel \(engine.kernel)")
     }
 
     /// Disconnects and destroys the filter. After this returns the data thread no longer
