@@ -43,29 +43,35 @@ struct xp_version {
 #define XP_NAME(x) xp_baseline_##x
 #define XP_W 4
 #define XP_FMA 0
+#define XP_ACC 8
 #include "kernel_body.h"
 #undef XP_NAME
 #undef XP_W
 #undef XP_FMA
+#undef XP_ACC
 
 #pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
 #define XP_NAME(x) xp_avx2_##x
 #define XP_W 8
 #define XP_FMA 1
+#define XP_ACC 8
 #include "kernel_body.h"
 #undef XP_NAME
 #undef XP_W
 #undef XP_FMA
+#undef XP_ACC
 #pragma clang attribute pop
 
 #pragma clang attribute push(__attribute__((target("avx512f,avx2,fma"))), apply_to = function)
 #define XP_NAME(x) xp_avx512_##x
 #define XP_W 16
 #define XP_FMA 1
+#define XP_ACC 16
 #include "kernel_body.h"
 #undef XP_NAME
 #undef XP_W
 #undef XP_FMA
+#undef XP_ACC
 #pragma clang attribute pop
 
 static struct xp_version xp_versions[] = {
@@ -101,10 +107,12 @@ static void xp_detect(void)
 #else
 #define XP_FMA 0
 #endif
+#define XP_ACC 8
 #include "kernel_body.h"
 #undef XP_NAME
 #undef XP_W
 #undef XP_FMA
+#undef XP_ACC
 
 static struct xp_version xp_versions[] = {
     {"generic", 1, xp_generic_run, xp_generic_column},

@@ -2,6 +2,7 @@
 //   XP_NAME(x)  this version's name for x
 //   XP_W        floats per vector
 //   XP_FMA      1: a fused multiply-add; 0: a multiply, then an add
+//   XP_ACC      accumulator vectors a tile keeps in registers
 // The vectors are clang's vector extensions: inside a function built for AVX2 or AVX-512 they
 // become ymm or zmm registers, in the baseline version pairs or quartets of SSE registers.
 
@@ -35,14 +36,15 @@ static inline __attribute__((always_inline)) VEC XP_NAME(splat)(float g)
 #define MADDS(g, x, y) ((g) * (x) + (y))
 #endif
 
-// T outputs x V vectors of frames, frames [n, end) in steps of V * XP_W (T * V <= 8: eight
-// accumulators, enough to hide the latency of the multiply-adds). `out[t]` is output t.
+// T outputs x V vectors of frames, frames [n, end) in steps of V * XP_W (T * V <= XP_ACC
+// accumulators: enough to hide the latency of the multiply-adds, few enough to stay in
+// registers beside the V inputs and the gain). `out[t]` is output t.
 static inline __attribute__((always_inline)) int XP_NAME(tile_vectors)(
     const int T, const int V, float *const *out, const float *const *resolved, const int32_t *source,
     const float *gain, int count, int n, int end)
 {
     for (; n + V * XP_W <= end; n += V * XP_W) {
-        VEC acc[XP_TILE_WIDTH][8], x[8];
+        VEC acc[XP_TILE_WIDTH][XP_ACC], x[XP_ACC];
         const float *p = resolved[source[0]] + n;
         for (int v = 0; v < V; v++) x[v] = XP_NAME(load)(p + v * XP_W);
         for (int t = 0; t < T; t++) {
@@ -86,7 +88,7 @@ static inline __attribute__((always_inline)) void XP_NAME(tile_t)(
     const int T, float *const *out, const float *const *resolved, const int32_t *source, const float *gain,
     int count, int n, int end)
 {
-    n = XP_NAME(tile_vectors)(T, 8 / T, out, resolved, source, gain, count, n, end);
+    n = XP_NAME(tile_vectors)(T, XP_ACC / T, out, resolved, source, gain, count, n, end);
     n = XP_NAME(tile_vectors)(T, 1, out, resolved, source, gain, count, n, end);
     XP_NAME(tile_scalars)(T, out, resolved, source, gain, count, n, end);
 }
@@ -194,9 +196,11 @@ static void XP_NAME(run)(const xp_program *p, const float *const *ins, int input
     // way only the last chunk has tails.
     int chunk = frames;
     if (p->pack) {
+        // Whole wide blocks of a four-output tile: (XP_ACC / 4) * XP_W frames, at most 64.
+        const int block = (XP_ACC / 4) * XP_W;
         chunk = 8192 / p->inputs;
-        chunk -= chunk % (2 * XP_W);
-        if (chunk < 2 * XP_W) chunk = 2 * XP_W;
+        chunk -= chunk % block;
+        if (chunk < block) chunk = block;
     } else if ((long)p->inputs * frames > XP_CHUNK_FLOATS) {
         chunk = XP_CHUNK_FLOATS / p->inputs;
         chunk -= chunk % (8 * XP_W);

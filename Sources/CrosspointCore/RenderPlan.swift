@@ -276,7 +276,7 @@ enum Program {
         let pack = n > 16 && tileSource.count >= 2 * used.count
         let packed = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: pack ? n : 1)
         packed.initialize(repeating: nil, count: pack ? n : 1)
-        let panel = UnsafeMutablePointer<Float>.allocate(capacity: pack ? Int(max(8192, 32 * n)) : 1)
+        let panel = UnsafeMutablePointer<Float>.allocate(capacity: pack ? max(8192, 64 * n) : 1)  // XP_PANEL_FLOATS
         let program = UnsafeMutablePointer<xp_program>.allocate(capacity: 1)
         program.initialize(to: xp_program(
             kernel: kernel, inputs: Int32(n), resolved: resolved,

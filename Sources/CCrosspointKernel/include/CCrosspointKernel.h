@@ -61,8 +61,8 @@ typedef struct xp_program {
     float *panel;
 } xp_program;
 
-/// The floats a panel holds: a chunk of 8192 / inputs frames (at least 32) of every input.
-#define XP_PANEL_FLOATS(inputs) ((inputs) * 32 > 8192 ? (inputs) * 32 : 8192)
+/// The floats a panel holds: a chunk of 8192 / inputs frames (at least 64) of every input.
+#define XP_PANEL_FLOATS(inputs) ((inputs) * 64 > 8192 ? (inputs) * 64 : 8192)
 
 /// The most frames a call renders.
 #define XP_MAX_FRAMES 8192
