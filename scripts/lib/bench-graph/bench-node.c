@@ -4,6 +4,7 @@
  *   copy    N in, N out: out[j] = in[j], one memcpy per port (the floor of any routing)
  *   dense   N in, M out: out[j] = sum_i g[i][j] * in[i], a plain triple loop (per output, per input,
  *           per frame), the gains of bench_gain() below, the same as the other contenders'
+ *   average the same loop with every gain 1/N (2x1: the 0.5, 0.5 downmix)
  *   source  M outputs of a non-silent test signal (a sum of sines, each port at another offset)
  *   sink    N inputs, read by nobody: gives the contenders' outputs a buffer (an unlinked output has none)
  *
@@ -30,7 +31,7 @@
 #define MAX_FRAMES 8192
 #define TABLE 48000 /* one second of the test signal at 48 kHz */
 
-enum mode { MODE_COPY, MODE_DENSE, MODE_SOURCE, MODE_SINK };
+enum mode { MODE_COPY, MODE_DENSE, MODE_SOURCE, MODE_SINK, MODE_AVERAGE };
 
 struct node {
 	struct pw_filter *filter;
@@ -81,7 +82,8 @@ static void on_process(void *data, struct spa_io_position *position)
 			memcpy(out, dsp_input(d, j, n), n * sizeof(float));
 		}
 		break;
-	case MODE_DENSE: {
+	case MODE_DENSE:
+	case MODE_AVERAGE: {
 		float *in[MAX_PORTS];
 		for (i = 0; i < d->n_in; i++)
 			in[i] = dsp_input(d, i, n);
@@ -131,6 +133,7 @@ static int parse_mode(const char *s, enum mode *m)
 	else if (strcmp(s, "dense") == 0) *m = MODE_DENSE;
 	else if (strcmp(s, "source") == 0) *m = MODE_SOURCE;
 	else if (strcmp(s, "sink") == 0) *m = MODE_SINK;
+	else if (strcmp(s, "average") == 0) *m = MODE_AVERAGE;
 	else return -EINVAL;
 	return 0;
 }
@@ -147,11 +150,11 @@ static int setup(struct node *d, int n_in, int n_out)
 	if (n_in < 0 || n_out < 0 || n_in > MAX_PORTS || n_out > MAX_PORTS) return -EINVAL;
 	d->n_in = n_in;
 	d->n_out = n_out;
-	if (d->mode == MODE_DENSE) {
+	if (d->mode == MODE_DENSE || d->mode == MODE_AVERAGE) {
 		if ((d->gain = calloc((size_t)n_in * n_out, sizeof(float))) == NULL) return -errno;
 		for (i = 0; i < n_in; i++)
 			for (j = 0; j < n_out; j++)
-				d->gain[i * n_out + j] = bench_gain(i, j, n_in);
+				d->gain[i * n_out + j] = d->mode == MODE_DENSE ? bench_gain(i, j, n_in) : 1.0f / n_in;
 	}
 	if (d->mode == MODE_SOURCE) {
 		if ((d->table = calloc(TABLE, sizeof(float))) == NULL) return -errno;
@@ -219,7 +222,7 @@ int pipewire__module_init(struct pw_impl_module *module, const char *args)
 	name = pw_properties_get(props, PW_KEY_NODE_NAME);
 	if (name == NULL) name = "bench-node";
 	if ((res = parse_mode(pw_properties_get(props, "bench.mode"), &d->mode)) < 0) {
-		pw_log_error("bench-node: bench.mode must be copy, dense, source or sink");
+		pw_log_error("bench-node: bench.mode must be copy, dense, average, source or sink");
 		goto error;
 	}
 	d->core = pw_context_get_object(context, PW_TYPE_INTERFACE_Core);
@@ -259,7 +262,7 @@ int main(int argc, char *argv[])
 	int res;
 
 	if (argc != 5 || parse_mode(argv[2], &d.mode) < 0) {
-		fprintf(stderr, "usage: %s NAME copy|dense|source|sink INPUTS OUTPUTS\n", argv[0]);
+		fprintf(stderr, "usage: %s NAME copy|dense|average|source|sink INPUTS OUTPUTS\n", argv[0]);
 		return 2;
 	}
 	pw_init(&argc, &argv);

@@ -38,8 +38,10 @@ CORUN = [
     ("xp-2x1", "2x1 downmix", ["xp-2x1"], "Crosspoint (in daemon)"),
     ("fc-2x1", "2x1 downmix", ["fc-2x1", "fc-2x1.out"], "filter-chain builtin mixer (in daemon, 2 nodes)"),
     ("lb-2x1", "2x1 downmix", ["lb-2x1", "lb-2x1.out"], "loopback, audioconvert downmix (in daemon, 2 nodes)"),
+    ("c-2x1", "2x1 downmix", ["c-2x1"], "C pw_filter triple loop (in daemon)"),
     ("xp-8x8", "8x8 dense", ["xp-8x8"], "Crosspoint (in daemon)"),
     ("fc-8x8", "8x8 dense", ["fc-8x8", "fc-8x8.out"], "filter-chain 8 copy + 8 mixer (in daemon, 2 nodes)"),
+    ("c-8x8", "8x8 dense", ["c-8x8"], "C pw_filter triple loop (in daemon)"),
     ("xp-64id", "64x64 identity", ["xp-64id"], "Crosspoint (in daemon)"),
     ("c-copy-64", "64x64 identity", ["c-copy-64"], "C pw_filter memcpy (in daemon)"),
     ("c-copy-64-cl", "64x64 identity", ["c-copy-64-cl"], "C pw_filter memcpy (client)"),
@@ -55,7 +57,7 @@ CONTROL = [("bg-source", "test signal", ["bg-source"], "the source alone, linked
 PHASES = {"corun": CORUN, "alone": ALONE, "control": CONTROL}
 
 RATIOS = [  # (numerator, denominator)
-    ("xp-2x1", "fc-2x1"), ("xp-2x1", "lb-2x1"), ("xp-8x8", "fc-8x8"),
+    ("xp-2x1", "fc-2x1"), ("xp-2x1", "lb-2x1"), ("xp-2x1", "c-2x1"), ("xp-8x8", "fc-8x8"), ("xp-8x8", "c-8x8"),
     ("xp-64id", "c-copy-64"), ("xp-64id", "c-copy-64-cl"),
     ("xp-64dense", "c-dense-64"), ("xp-64dense", "c-dense-64-cl"),
 ]
@@ -138,7 +140,8 @@ def conf(phase):
                  filter_chain("fc-2x1", DOWNMIX, "[ FL FR ]", "[ MONO ]"),
                  filter_chain("fc-8x8", dense(8, 8), aux(8), aux(8)),
                  LOOPBACK,
-                 bench_node("c-copy-64", "copy", 64, 64), bench_node("c-dense-64", "dense", 64, 64)]
+                 bench_node("c-copy-64", "copy", 64, 64), bench_node("c-dense-64", "dense", 64, 64),
+                 bench_node("c-2x1", "average", 2, 1), bench_node("c-8x8", "dense", 8, 8)]
         head = NULL_MONO
     else:
         mods += [crosspoint("xp-128dense", dense(128, 128))]
