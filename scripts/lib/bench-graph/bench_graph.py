@@ -343,7 +343,9 @@ def report(path, alone_seconds, quick):
         ok = c is not None and w["missed"] == 0
         targets.append((f"128x128 dense at quantum 64, no missed cycle over {alone_seconds} s alone"
                         + (" (--quick: not the 60 s of the target)" if quick else ""),
-                        w["missed"], ok, f"{w['missed']} missed of {w['cycles']}"))
+                        w["missed"], ok, f"{w['missed']} missed of {w['cycles']}"
+                        + (f"; the control without it missed {control[0]['missed']} of {control[0]['cycles']}" if control else "")
+                        + (f"; Crosspoint's longest cycle {fmt(c['max'])} us" if c else "")))
     print("\ntargets:")
     for text, _, ok, shown in targets:
         print(f"  {'met   ' if ok else 'missed'}  {text}: {shown}")
