@@ -17,6 +17,7 @@ happens when the driver starts a cycle while the last one is still running), 0. 
 that was not scheduled in a cycle has blanks there.
 """
 import json
+import os
 import re
 import statistics
 import sys
@@ -55,6 +56,10 @@ ALONE = [("xp-128dense", "128x128 dense", ["xp-128dense"], "Crosspoint (in daemo
 CONTROL = [("bg-source", "test signal", ["bg-source"], "the source alone, linked straight to the sink"),
            ("bg-sink", "sink", ["bg-sink"], "the sink")]
 PHASES = {"corun": CORUN, "alone": ALONE, "control": CONTROL}
+
+# scripts/bench-graph --no-clients: the in-daemon contenders only
+if os.environ.get("BENCH_GRAPH_NO_CLIENTS") == "1":
+    CORUN = PHASES["corun"] = [c for c in CORUN if not c[0].endswith("-cl")]
 
 RATIOS = [  # (numerator, denominator)
     ("xp-2x1", "fc-2x1"), ("xp-2x1", "lb-2x1"), ("xp-2x1", "c-2x1"), ("xp-8x8", "fc-8x8"), ("xp-8x8", "c-8x8"),
@@ -151,6 +156,8 @@ def conf(phase):
 
 # Clients the script starts itself: name, mode, inputs, outputs.
 CLIENTS = {"corun": [("c-copy-64-cl", "copy", 64, 64), ("c-dense-64-cl", "dense", 64, 64)], "alone": [], "control": []}
+if os.environ.get("BENCH_GRAPH_NO_CLIENTS") == "1":
+    CLIENTS["corun"] = []
 
 def links(phase):
     """OUT IN pairs for pw-link NODE NODE (which links port 0 to 0, 1 to 1, ... while both have one)."""
@@ -160,6 +167,10 @@ def links(phase):
     for label, _, nodes, _ in PHASES[phase]:
         if label == "lb-2x1":
             out.append(("bg-source", "lb-2x1"))  # lb-2x1.out goes to bg-mono (WirePlumber links it)
+            # bg-mono (a null sink) is a driver. PipeWire 1.x does not put loopback's two streams in
+            # one graph: linked to lb-2x1.out only, bg-mono would drive it in a cycle of its own, and
+            # pw-profiler follows one driver. Linked to the source too, it drives everything.
+            out.append(("bg-source", "bg-mono"))
         else:
             out.append(("bg-source", nodes[0]))
             out.append((nodes[-1], "bg-sink"))
