@@ -85,11 +85,21 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
     }
 }
 
+// The patterns are read with the standard library alone (split on ".", whole components
+// compared), not with `String.replacing` or `StringProtocol.contains(_:)`: those come from
+// _StringProcessing, which would link it and _RegexParser (about 1 MB) into the module.
 extension ParameterFamily {
     /// The pattern with its placeholders filled: `matrix.<in>.<out>` -> `matrix.0.1`.
     func key(input: Int, output: Int) -> String {
-        pattern.replacing("<in>", with: String(input)).replacing("<out>", with: String(output))
+        pattern.split(separator: ".", omittingEmptySubsequences: false).map { part in
+            part == "<in>" ? String(input) : part == "<out>" ? String(output) : String(part)
+        }.joined(separator: ".")
     }
+
+    /// Whether the pattern has an input index (`<in>`).
+    var hasInput: Bool { pattern.split(separator: ".").contains("<in>") }
+    /// Whether the pattern has an output index (`<out>`).
+    var hasOutput: Bool { pattern.split(separator: ".").contains("<out>") }
 }
 
 /// A value as it arrives from PipeWire (an Int, Float, Double or Bool pod) or the command line.
@@ -120,8 +130,9 @@ public struct Parameter: Hashable, Sendable {
 
     public init(_ kind: ParameterKind, input: Int = 0, output: Int = 0) {
         self.kind = kind
-        self.input = kind.family.pattern.contains("<in>") ? input : 0
-        self.output = kind.family.pattern.contains("<out>") ? output : 0
+        let family = kind.family
+        self.input = family.hasInput ? input : 0
+        self.output = family.hasOutput ? output : 0
     }
 
     public static let masterGain = Parameter(.masterGain)
@@ -176,9 +187,9 @@ public struct Parameter: Hashable, Sendable {
     public static func all(for mixer: Mixer) -> [Parameter] {
         var keys: [Parameter] = []
         for kind in ParameterKind.allCases {
-            let pattern = kind.family.pattern
-            let inputs = pattern.contains("<in>") ? 0..<mixer.inputs : 0..<1
-            let outputs = pattern.contains("<out>") ? 0..<mixer.outputs : 0..<1
+            let family = kind.family
+            let inputs = family.hasInput ? 0..<mixer.inputs : 0..<1
+            let outputs = family.hasOutput ? 0..<mixer.outputs : 0..<1
             for i in inputs { for j in outputs { keys.append(Parameter(kind, input: i, output: j)) } }
         }
         return keys
@@ -189,7 +200,7 @@ public struct Parameter: Hashable, Sendable {
         let family = kind.family
         let input = "input \(self.input) (\(mixer.inputChannels[self.input]))"
         let output = "output \(self.output) (\(mixer.outputChannels[self.output]))"
-        switch (family.pattern.contains("<in>"), family.pattern.contains("<out>")) {
+        switch (family.hasInput, family.hasOutput) {
         case (true, true): return "\(family.summary): \(input) to \(output)"
         case (true, false): return "\(family.summary): \(input)"
         case (false, true): return "\(family.summary): \(output)"
