@@ -104,6 +104,19 @@ static void XP_NAME(tile)(int width, float *const *out, const float *const *reso
     }
 }
 
+// Frames [0, whole) of a copy, whole a multiple of 4 * XP_W: four vectors at a time.
+static inline __attribute__((always_inline)) void XP_NAME(copy_blocks)(float *out, const float *in, int whole)
+{
+    for (int n = 0; n < whole; n += 4 * XP_W) {
+        VEC a = XP_NAME(load)(in + n), b = XP_NAME(load)(in + n + XP_W);
+        VEC c = XP_NAME(load)(in + n + 2 * XP_W), d = XP_NAME(load)(in + n + 3 * XP_W);
+        XP_NAME(store)(out + n, a);
+        XP_NAME(store)(out + n + XP_W, b);
+        XP_NAME(store)(out + n + 2 * XP_W, c);
+        XP_NAME(store)(out + n + 3 * XP_W, d);
+    }
+}
+
 static inline __attribute__((always_inline)) void XP_NAME(copy)(float *out, const float *in, int frames)
 {
     // Long copies are glibc's (its widest loop, or the CPU's string copy, which writes whole
@@ -113,15 +126,8 @@ static inline __attribute__((always_inline)) void XP_NAME(copy)(float *out, cons
         __builtin_memcpy(out, in, (size_t)frames * sizeof(float));
         return;
     }
-    int n = 0;
-    for (; n + 4 * XP_W <= frames; n += 4 * XP_W) {
-        VEC a = XP_NAME(load)(in + n), b = XP_NAME(load)(in + n + XP_W);
-        VEC c = XP_NAME(load)(in + n + 2 * XP_W), d = XP_NAME(load)(in + n + 3 * XP_W);
-        XP_NAME(store)(out + n, a);
-        XP_NAME(store)(out + n + XP_W, b);
-        XP_NAME(store)(out + n + 2 * XP_W, c);
-        XP_NAME(store)(out + n + 3 * XP_W, d);
-    }
+    int n = frames - frames % (4 * XP_W);
+    XP_NAME(copy_blocks)(out, in, n);
     for (; n + XP_W <= frames; n += XP_W) XP_NAME(store)(out + n, XP_NAME(load)(in + n));
     for (; n < frames; n++) out[n] = in[n];
 }
@@ -155,18 +161,8 @@ static inline __attribute__((always_inline)) int XP_NAME(copies_fast)(
         float *out = outs[p->copy_out[c]];
         const float *in = ins[p->copy_in[c]];
         if (!out) continue;
-        if (!in) {
-            XP_NAME(clear)(out, frames);
-            continue;
-        }
-        for (int n = 0; n < frames; n += 4 * XP_W) {
-            VEC a = XP_NAME(load)(in + n), b = XP_NAME(load)(in + n + XP_W);
-            VEC c2 = XP_NAME(load)(in + n + 2 * XP_W), d = XP_NAME(load)(in + n + 3 * XP_W);
-            XP_NAME(store)(out + n, a);
-            XP_NAME(store)(out + n + XP_W, b);
-            XP_NAME(store)(out + n + 2 * XP_W, c2);
-            XP_NAME(store)(out + n + 3 * XP_W, d);
-        }
+        if (in) XP_NAME(copy_blocks)(out, in, frames);
+        else XP_NAME(clear)(out, frames);
     }
     return 1;
 }

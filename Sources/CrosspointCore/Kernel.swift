@@ -1,4 +1,4 @@
-// The arithmetic of the render path that stays in Swift: ramps, silence, copies and level
+// The arithmetic of the render path that stays in Swift: ramps, silence and level
 // meters, SIMD8 loops over plain pointers with scalar tails. Steady mixing is the C kernel's
 // (CCrosspointKernel: one version per instruction set, chosen at load). Every function
 // computes each frame with the same operations in the same order whatever the frame count, so
@@ -56,12 +56,6 @@ enum Kernel {
     @inline(__always)
     static func clear(_ out: UnsafeMutablePointer<Float>, _ count: Int) {
         out.update(repeating: 0, count: count)
-    }
-
-    /// out = a (a memcpy)
-    @inline(__always)
-    static func copy(_ out: UnsafeMutablePointer<Float>, _ a: UnsafePointer<Float>, _ count: Int) {
-        out.update(from: a, count: count)
     }
 
     /// out (=|+=) a * (from + step * (position + 1 + n)): one source along a linear ramp.
