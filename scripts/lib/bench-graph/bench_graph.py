@@ -69,6 +69,11 @@ RATIOS = [  # (numerator, denominator)
 
 SOURCE_PORTS = {"corun": 64, "alone": 128, "control": 128}
 
+# The first node the source wakes in a cycle starts colder than those after it: its busy time was
+# 2-6 us longer at quantum 1024 in a test graph, whichever node it was (BENCHMARKS.md). So no
+# contender is first: a C copy node, 1 in 1 out, is linked before them all, and measured by no one.
+LEAD = "bg-lead"
+
 def spa_matrix(rows):
     return "[ " + " ".join("[ " + " ".join(f"{g:.9g}" for g in row) + " ]" for row in rows) + " ]"
 
@@ -140,7 +145,8 @@ def conf(phase):
     ports = SOURCE_PORTS[phase]
     mods = [bench_node("bg-source", "source", 0, ports), bench_node("bg-sink", "sink", ports, 0)]
     if phase == "corun":
-        mods += [crosspoint("xp-2x1", DOWNMIX), crosspoint("xp-8x8", dense(8, 8)),
+        mods += [bench_node(LEAD, "copy", 1, 1),
+                 crosspoint("xp-2x1", DOWNMIX), crosspoint("xp-8x8", dense(8, 8)),
                  crosspoint("xp-64id", identity(64)), crosspoint("xp-64dense", dense(64, 64)),
                  filter_chain("fc-2x1", DOWNMIX, "[ FL FR ]", "[ MONO ]"),
                  filter_chain("fc-8x8", dense(8, 8), aux(8), aux(8)),
@@ -163,7 +169,7 @@ def links(phase):
     """OUT IN pairs for pw-link NODE NODE (which links port 0 to 0, 1 to 1, ... while both have one)."""
     if phase == "control":
         return [("bg-source", "bg-sink")]
-    out = []
+    out = [("bg-source", LEAD), (LEAD, "bg-sink")] if phase == "corun" else []
     for label, _, nodes, _ in PHASES[phase]:
         if label == "lb-2x1":
             out.append(("bg-source", "lb-2x1"))  # lb-2x1.out goes to bg-mono (WirePlumber links it)
@@ -374,6 +380,8 @@ def main(argv):
         for c in CLIENTS[argv[2]]:
             print(*c)
     elif cmd == "nodes":
+        if argv[2] == "corun":
+            print(LEAD)
         for _, _, nodes, _ in PHASES[argv[2]]:
             print(*nodes)
     elif cmd == "window":
