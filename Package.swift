@@ -24,7 +24,9 @@ let package = Package(
         // The steady mixing kernels in C: one version per instruction set in one binary
         // (baseline x86-64, AVX2+FMA, AVX-512), chosen at load. Swift builds a function for one
         // target only. No PipeWire.
-        .target(name: "CCrosspointKernel"),
+        // A section per function, so that scripts/lib/module-order.txt can place the data
+        // thread's path (xp_run, then each version's run) next to the Swift code that calls it.
+        .target(name: "CCrosspointKernel", cSettings: [.unsafeFlags(["-ffunction-sections"])]),
 
         // libpipewire-0.3 and libspa, as C modules.
         .systemLibrary(

@@ -159,7 +159,13 @@ void xp_run(const xp_program *program, const float *const *ins, int32_t input_co
 {
     if (frames <= 0) return;
     if (frames > XP_MAX_FRAMES) frames = XP_MAX_FRAMES;
-    xp_version(program->kernel)->run(program, ins, input_count, outs, output_count, frames);
+    xp_run_fn run = program->run ? (xp_run_fn)program->run : xp_version(program->kernel)->run;
+    run(program, ins, input_count, outs, output_count, frames);
+}
+
+void xp_bind(xp_program *program)
+{
+    program->run = (const void *)xp_version(program->kernel)->run;
 }
 
 void xp_mix_column(int32_t kernel, float *out, const float *const *resolved, const int32_t *source,

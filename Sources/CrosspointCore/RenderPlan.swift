@@ -288,7 +288,8 @@ enum Program {
             tile_gain_start: UnsafePointer(copy(tileGainStart)), tile_source: UnsafePointer(copy(tileSource)),
             tile_gain: UnsafePointer(copy(tileGain)), outputs: Int32(m),
             pack: pack ? 1 : 0, packed_count: pack ? Int32(used.count) : 0, packed_in: UnsafePointer(copy(used)),
-            packed: packed, panel: panel))
+            packed: packed, panel: panel, run: nil))
+        xp_bind(program)
         return program
     }
 

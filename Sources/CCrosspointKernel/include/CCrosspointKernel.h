@@ -59,6 +59,10 @@ typedef struct xp_program {
     const int32_t *packed_in;
     const float **packed;
     float *panel;
+    /// The kernel version's render function, set by `xp_bind` (NULL: looked up at every call).
+    /// Kept here so that a render reads no table of the library's own: a cycle that touches
+    /// fewer of the library's pages waits for fewer TLB and cache misses.
+    const void *run;
 } xp_program;
 
 /// The floats a panel holds: a chunk of 8192 / inputs frames (at least 64) of every input.
@@ -72,6 +76,9 @@ typedef struct xp_program {
 /// listens (not written).
 void xp_run(const xp_program *program, const float *const *ins, int32_t input_count,
             float *const *outs, int32_t output_count, int32_t frames);
+
+/// Sets `program->run` from `program->kernel` (control thread, when the program is made).
+void xp_bind(xp_program *program);
 
 /// Points `resolved[i]` (i < inputs) at input i from frame `offset` on, or at silence.
 void xp_resolve(const float **resolved, int32_t inputs, const float *const *ins, int32_t input_count,
