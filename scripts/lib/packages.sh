@@ -9,9 +9,11 @@ CROSSPOINT_PACKAGES=(
     fonts-liberation fonts-dejavu-core               # fonts for the browser (the screenshot's text)
 )
 
+# ensure_packages [PACKAGE...]: the given packages, or CROSSPOINT_PACKAGES when none are given.
 ensure_packages() {
-    local missing=()
-    for p in "${CROSSPOINT_PACKAGES[@]}"; do
+    local missing=() wanted=("$@")
+    ((${#wanted[@]})) || wanted=("${CROSSPOINT_PACKAGES[@]}")
+    for p in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     [ ${#missing[@]} -eq 0 ] && return 0
