@@ -6,11 +6,33 @@ import Glibc
 
 // Levels: per channel, the peak (largest |sample|) and the RMS of what a node's ports read and
 // wrote, measured on the render thread while someone watches, read on the control thread.
+// How a node publishes them, who watches and why a node property: the header of
+// Sources/CrosspointNode/LevelPublisher.swift.
 //
 // The render side (`LevelTap`, a plain value) adds each block into one of two banks; the
 // control side (`LevelMeter`) asks it to switch banks and reads the bank it left. The two
 // meet through three atomics and nothing else: no lock, no allocation, no retain on the
 // render side. While nobody watches, the render side costs one relaxed atomic load per block.
+//
+// On the render (data) thread, while someone watches (`processCycle` in the node):
+// `LevelTap.beginBlock` measures the inputs, which also brings them into the cache for the
+// render, and the renderer measures the outputs right after writing them, while they are in
+// the cache (`MatrixRenderer.render(levels:)`: after `xp_run` when nothing ramps, else output
+// by output). `Kernel.level` keeps per port and per SIMD lane the largest square and the sum of
+// squares (its comment says why: no reduction per block). This costs 2 to 3.5% of a 64x64
+// dense render at 256 frames (BENCHMARKS.md). An unlinked input has no buffer and reads
+// silence; an unlinked output is not rendered, so it has no buffer either and reads silence:
+// rendering it only to measure it would cost a full mix of an output nobody hears.
+//
+// Between the threads (`LevelState`): two banks of accumulators, preallocated for the largest
+// node (256 + 256 ports), and three atomics, each with one writer: `watching` and `requested`
+// (control), `switched` (render). The control side asks for a switch by bumping `requested`
+// (release); at the start of its next block the render side zeroes the other bank, makes it
+// the one it writes, and publishes `switched` (release). Once `switched` matches (acquire),
+// the bank it left is the control side's to read until the next request. Nothing is shared
+// while written, no lock, and the control side never writes a bank. After a `start`, the
+// first bank handed over is dropped, since it may hold what was measured before an earlier
+// `stop`.
 
 /// One channel's level over one reading, in dBFS to a tenth of a dB, as published: nil is
 /// silence (every sample exactly zero, or no audio at all).

@@ -4,6 +4,74 @@ import CrosspointCore
 import CrosspointPipeWire
 import Glibc
 
+// The levels' design, from the node's side. Measuring on the data thread and the two banks
+// between the threads: the header of Sources/CrosspointCore/Levels.swift. Reading them from
+// outside: `LevelsWatcher` (CrosspointClient).
+//
+// On the main loop (this class): a timer collects what the data thread measured every 50 ms
+// (or at the interval, if shorter) into totals (`LevelMeter.collect`), so a reading is at most
+// one collection old whatever the interval; at the interval, the totals become a reading
+// (`LevelReading`, rounded to 0.1 dB) and go out. A reading never waits for more than one
+// interval and never comes more often than the data thread runs (a 2048-frame quantum, 43 ms,
+// gives 23 readings a second at a 33 ms interval). If the data thread has not switched for
+// 500 ms, the node is not running (nothing is linked to it): the reading says so (frames 0,
+// every port silent).
+//
+// Who watches: a lease in a write-only key. A watcher sends `"levels.watch" [ watcher interval ]`
+// as a set-param; `[ watcher 0 ]` ends it. A lease lasts 4 s; the watcher renews it every
+// second. Up to 16 watchers (`LevelLeases`); the node publishes at the shortest interval any
+// asked for, at least 33 ms (30 a second). A newcomer beyond 16 takes the place of the lease
+// that ends first. The key is in the parameter table (`ParameterKind.levelsWatch`, access
+// `.writeOnly`): PropInfo lists it, Props does not, and the model checks it and stays as it is
+// (`Mixer.set`), so a fuzzed or stray `levels.watch` changes nothing. The node takes the
+// watches out of a set-param before the mixer sees the rest (`LevelWatch.requests`, in
+// LevelsCodec.swift), and a set-param that carried only watches republishes nothing. The
+// values come from any client: `Int(exactly:)` and range checks, a warning naming the key for
+// anything else.
+//
+// How the levels leave the node: a node property. `crosspoint.levels` is compact JSON
+// (`LevelsCodec`):
+//
+//   {"seq":42,"interval":50,"frames":2400,"inputs":[[-12.0,-15.0],...],"outputs":[...]}
+//
+// one `[peak, rms]` per port in port order, null for silence; an empty string once nobody
+// watches. It is set with `pw_filter_update_properties`, so the daemon sends the node's info
+// to every client bound to the node. The ways out the design's issue listed, weighed:
+//
+//   way out                 cost to every other client               readable by             chosen
+//   ----------------------  ---------------------------------------  ----------------------  ------
+//   levels inside Props     the whole matrix (hundreds of kB at      anything reading Props  no
+//                           64x64, every key) to every listener at
+//                           every reading
+//   a capture stream per    one link and one stream per port (512    a PipeWire client that  no
+//   watched port            at 256x256) in everyone's graph, and     captures
+//                           real-time work in the watcher
+//   a separate small param  only subscribed clients get it, but      a client that knows     no
+//   (another param id)      there is no param id for levels: a       the id
+//                           made-up id shows as a number in pw-dump
+//                           and pw-cli, and needs enum_params or a
+//                           subscription to read
+//   shared memory           none, the cheapest by far                only our client: it     no
+//                                                                    needs a way to pass
+//                                                                    the memory (no
+//                                                                    PipeWire tool can read
+//                                                                    it)
+//   node properties         every client bound to the node           pw-cli info, pw-dump,   yes
+//                           (WirePlumber, patchbays, pw-dump -m)     pw-mon, any client's
+//                           receives the node's whole property       node info
+//                           dictionary at each reading: under 1 kB
+//                           for a small node, at most 8.3 kB of
+//                           levels plus the other properties at
+//                           256x256, at most 30 times a second, and
+//                           only while leased
+//
+// Node properties are the one way any tool reads with no code, and the cost falls only while
+// someone watches. Measured on a machine with 2 vCPUs: a 256x256 node watched at 33 ms (23
+// readings a second under the player's 2048-frame quantum) cost the daemon 1.2% of a core more
+// than unwatched, WirePlumber 0.1% more. PipeWire sets no limit on a property's length; the
+// native protocol's buffers grow to fit a message. The lease, not a flag, bounds it: a watcher
+// that dies takes the publishing with it within 4 s.
+
 /// Publishes a node's levels while someone watches (main loop): keeps the watchers' leases
 /// (`levels.watch`), starts the data thread's meter with the first lease and stops it with the
 /// last. A timer collects what the data thread measured every `collectionPeriod` (or faster,

@@ -1,3 +1,40 @@
+// The control surface, `crosspoint serve`. It lives in the command's target: it is the
+// command line's code (`Session`, `NodeView`, `ParamValue`, `LoadCommand.load`) behind HTTP, so
+// a change made on the page is checked, sent, confirmed and reported exactly as `crosspoint
+// param` does it, and the node object the page draws is `show --json`'s.
+//
+//   browser ──HTTP──► Hummingbird router ──► AccessMiddleware (Host, token, Origin, JSON)
+//      ▲                   │ handlers: perform { session in ... }  (a job, awaited)
+//      │                   ▼
+//      └──WebSocket── Surface thread ── owns PipeWireClient + Session, GraphWatcher,
+//           (node, levels,             one LevelsWatcher per watched node
+//            nodes, status)
+//
+// Here: the command, who may use the server (`ServeAccess`) and the routes. The one thread
+// that owns PipeWire: `Surface`, in ServeSurface.swift. What the requests do: ServeAPI.swift.
+//
+// Hummingbird 2 rather than FlyingFox: the default the design's issue named, the ecosystem's
+// standard (SwiftNIO underneath), with WebSocket upgrade on the same router and middleware, and
+// swift-log. FlyingFox was not measured: nothing called for it. Hummingbird's cost is the
+// command's size: 28 MB stripped instead of 16 MB (with Hummingbird's default traits, which
+// pull in the whole of Foundation and ICU, it was 73 MB: they are off, in Package.swift), and
+// a longer first build (SwiftNIO and its packages).
+//
+// Security (`ServeAccess`, `AccessMiddleware`, `ServeRoutes.body`): loopback by default, with
+// the `Host` header checked (DNS rebinding); any other address needs the token (random, 0600
+// file, or `--token-file`), compared in constant time; changes must be `application/json` (a
+// cross-site form cannot send that without a preflight the server never grants) and carry no
+// foreign `Origin`; presets are names, never paths. Bodies are strict JSON (Foundation's
+// decoder, not the SPA-JSON parser the node uses, which takes PipeWire's relaxed syntax) with
+// only the keys the request takes, limited to 8 MiB; WebSocket messages to 4 kB; every error
+// is JSON naming the key, and a change set is applied all or nothing.
+//
+// The page (`Web/`: index.html, app.js, style.css; compiled in with SwiftPM's `embedInCode`, or
+// read from `CROSSPOINT_WEB_DIR` while working on it) draws only the cells in view (a 256 x 256
+// grid scrolls), patches cells from each `node` message instead of rebuilding, animates meters
+// in `requestAnimationFrame`, and coalesces its own changes to at most 30 requests a second,
+// one in flight, the last value always sent.
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -41,16 +41,22 @@ struct APIError: Error {
 }
 
 /// The control surface's link to PipeWire: one thread that owns the connection (the client
-/// objects are not thread-safe and run where their loop is iterated) and does three things in
-/// turn, every 10 ms or as soon as events arrive:
+/// objects are not thread-safe and deliver events only while their loop is iterated) and
+/// does three things in turn, every 10 ms or as soon as events arrive:
 ///
-/// - runs the jobs HTTP handlers hand it (`perform`), one at a time, each with the session;
-/// - hears of changes (nodes, ports and links coming and going; the followed nodes' params
-///   changing, whoever changed them) and pushes the node object again to the WebSockets that
-///   watch it, when its text changed;
-/// - holds a level lease on every watched node and pushes each reading.
+/// - runs the jobs HTTP handlers hand it (`perform`), one at a time, in order, each with the
+///   session;
+/// - hears of changes through `GraphWatcher` (CrosspointClient): nodes, ports and links coming
+///   and going in the registry (the graph is then read again, at most every 50 ms), and the
+///   watched nodes' info (a Crosspoint node announces new params whenever its Props change,
+///   whoever changed them); it pushes the node object again to the WebSockets that watch it,
+///   when its text changed. So a `pw-cli set-param` reaches the page as a param event, not
+///   by polling;
+/// - holds one level lease (33 ms) on every watched node, shared by every browser watching
+///   it, and pushes the node's latest reading as it arrives.
 ///
-/// When the daemon goes away it says so to every WebSocket and connects again every second.
+/// When the daemon goes away it says so to every WebSocket, answers 503, and connects again
+/// every second. (The surface as a whole: the header of ServeCommand.swift.)
 final class Surface: @unchecked Sendable {
     let remote: String?
 

@@ -10,6 +10,15 @@
 //
 // where madd is one fused multiply-add where the version has FMA, and a multiply then an add
 // (each rounded) in the baseline version. A single source at gain 1 is therefore a copy.
+//
+// `xp_run` plays a program sorted on the control thread (RenderPlan.swift): outputs that are one
+// input at gain 1 are a copy list (routings), outputs with none are cleared, the rest go in
+// tiles of up to four outputs that share their inputs. A tile passes once over its inputs per
+// few vectors of frames, keeping its outputs' accumulators in registers (XP_ACC vectors:
+// 4 outputs x 2 vectors in the baseline and AVX2 versions, x 4 in AVX-512): sgemm's register
+// tiling, with the gains packed per tile when the plan is made. On x86-64 the versions are one
+// source (kernel_body.h) compiled three times under `#pragma clang attribute push(target)`, as
+// PipeWire's audioconvert does with its per-CPU files.
 #ifndef CCROSSPOINT_KERNEL_H
 #define CCROSSPOINT_KERNEL_H
 
