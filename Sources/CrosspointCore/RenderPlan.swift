@@ -43,71 +43,91 @@ struct RenderPlan {
     /// outputs only.
     let changed: UnsafeMutablePointer<Bool>
 
-    /// Allocates a plan for `mixer` (control thread).
+    /// Allocates a plan for `mixer` (control thread): the plan, its program and every array
+    /// of both in one block (`BlockLayout`), what the steady render reads first.
     static func make(for mixer: Mixer, kernel: KernelVersion) -> UnsafeMutablePointer<RenderPlan> {
         let n = mixer.inputs, m = mixer.outputs
-        let target = UnsafeMutablePointer<Float>.allocate(capacity: n * m)
-        let start = UnsafeMutablePointer<Int32>.allocate(capacity: m + 1)
-        var nonZero = 0
+        var targets = [Float](repeating: 0, count: n * m)
+        var starts = [Int32](repeating: 0, count: m + 1)
+        var sources: [Int32] = [], gains: [Float] = []
         for j in 0..<m {
+            starts[j] = Int32(sources.count)
             for i in 0..<n {
                 let g = mixer.effectiveGain(input: i, output: j)
-                target[j * n + i] = g
-                if g != 0 { nonZero += 1 }
+                targets[j * n + i] = g
+                if g != 0 {
+                    sources.append(Int32(i))
+                    gains.append(g)
+                }
             }
         }
-        let source = UnsafeMutablePointer<Int32>.allocate(capacity: max(nonZero, 1))
-        let gain = UnsafeMutablePointer<Float>.allocate(capacity: max(nonZero, 1))
-        var k = 0
-        for j in 0..<m {
-            start[j] = Int32(k)
-            for i in 0..<n where target[j * n + i] != 0 {
-                source[k] = Int32(i)
-                gain[k] = target[j * n + i]
-                k += 1
-            }
-        }
-        start[m] = Int32(k)
-        func zeroed<T: BinaryInteger>(_ count: Int, _: T.Type) -> UnsafeMutablePointer<T> {
-            let p = UnsafeMutablePointer<T>.allocate(capacity: count)
-            p.initialize(repeating: 0, count: count)
-            return p
-        }
-        func zeroedFloats(_ count: Int) -> UnsafeMutablePointer<Float> {
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: count)
-            p.initialize(repeating: 0, count: count)
-            return p
-        }
-        let resolved = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: max(n, 1))
-        resolved.initialize(repeating: nil, count: max(n, 1))
-        let program = Program.make(
-            inputs: n, outputs: m, target: target, start: start, source: source, gain: gain, kernel: kernel.index,
-            resolved: resolved)
-        let plan = UnsafeMutablePointer<RenderPlan>.allocate(capacity: 1)
-        plan.initialize(to: RenderPlan(
+        starts[m] = Int32(sources.count)
+        let steady = Program(inputs: n, outputs: m, target: targets, start: starts, source: sources, gain: gains)
+
+        let panelFloats = max(8192, 64 * n)  // XP_PANEL_FLOATS
+        // Where everything goes: what a steady cycle reads first, the ramps' and the control
+        // thread's arrays after it, the panel (large, and only when packing) last.
+        var layout = BlockLayout()
+        let planAt = layout.reserve(RenderPlan.self, 1)
+        let rampingAt = layout.reserve(Int32.self, 1)
+        let programAt = layout.reserve(xp_program.self, 1)
+        let resolvedAt = layout.reserve(UnsafePointer<Float>?.self, n)
+        let arrays = steady.int32Arrays.map { layout.reserve(Int32.self, $0.count) }
+        let tileGainAt = layout.reserve(Float.self, steady.tileGain.count)
+        let packedAt = layout.reserve(UnsafePointer<Float>?.self, steady.pack ? n : 1)
+        let rampLengthAt = layout.reserve(Int32.self, m)
+        let rampPositionAt = layout.reserve(Int32.self, m)
+        let rampCountAt = layout.reserve(Int32.self, m)
+        let changedAt = layout.reserve(Bool.self, m)
+        let startAt = layout.reserve(Int32.self, m + 1)
+        let sourceAt = layout.reserve(Int32.self, sources.count)
+        let gainAt = layout.reserve(Float.self, gains.count)
+        let scratchAt = layout.reserve(Float.self, n)
+        let targetAt = layout.reserve(Float.self, n * m)
+        let rampSourceAt = layout.reserve(Int32.self, n * m)
+        let rampFromAt = layout.reserve(Float.self, n * m)
+        let rampStepAt = layout.reserve(Float.self, n * m)
+        let panelAt = layout.reserve(Float.self, steady.pack ? panelFloats : 1, alignment: 64)
+        let block = layout.allocate()
+
+        let resolved = block.array(at: resolvedAt, repeating: UnsafePointer<Float>?.none, count: n)
+        let int32s = zip(arrays, steady.int32Arrays).map { block.array(at: $0.0, from: $0.1) }
+        let program = block.array(at: programAt, repeating: xp_program(
+            kernel: kernel.index, inputs: Int32(n), resolved: resolved,
+            copies: Int32(steady.copyOut.count), copy_out: UnsafePointer(int32s[0]), copy_in: UnsafePointer(int32s[1]),
+            clears: Int32(steady.clearOut.count), clear_out: UnsafePointer(int32s[2]),
+            tiles: Int32(steady.tileWidth.count), tile_out: UnsafePointer(int32s[3]),
+            tile_width: UnsafePointer(int32s[4]), tile_start: UnsafePointer(int32s[5]),
+            tile_gain_start: UnsafePointer(int32s[6]), tile_source: UnsafePointer(int32s[7]),
+            tile_gain: UnsafePointer(block.array(at: tileGainAt, from: steady.tileGain)), outputs: Int32(m),
+            pack: steady.pack ? 1 : 0, packed_count: steady.pack ? Int32(steady.packedIn.count) : 0,
+            packed_in: UnsafePointer(int32s[8]),
+            packed: block.array(at: packedAt, repeating: nil, count: steady.pack ? n : 1),
+            panel: block.array(at: panelAt, repeating: 0, count: steady.pack ? panelFloats : 1),
+            run: nil), count: 1)
+        xp_bind(program)
+        let plan = block.array(at: planAt, repeating: RenderPlan(
             inputs: n, outputs: m, rampSeconds: mixer.rampMilliseconds / 1000, kernel: kernel.index,
-            program: program, resolved: resolved, ramping: zeroed(1, Int32.self),
-            target: target, start: start, source: source, gain: gain,
-            rampPosition: zeroed(m, Int32.self), rampLength: zeroed(m, Int32.self),
-            rampCount: zeroed(m, Int32.self), rampSource: zeroed(n * m, Int32.self),
-            rampFrom: zeroedFloats(n * m), rampStep: zeroedFloats(n * m), scratch: zeroedFloats(n),
-            changed: { let c = UnsafeMutablePointer<Bool>.allocate(capacity: m); c.initialize(repeating: true, count: m); return c }()))
-        return plan
+            program: program, resolved: resolved, ramping: block.array(at: rampingAt, repeating: 0, count: 1),
+            target: block.array(at: targetAt, from: targets), start: block.array(at: startAt, from: starts),
+            source: block.array(at: sourceAt, from: sources), gain: block.array(at: gainAt, from: gains),
+            rampPosition: block.array(at: rampPositionAt, repeating: 0, count: m),
+            rampLength: block.array(at: rampLengthAt, repeating: 0, count: m),
+            rampCount: block.array(at: rampCountAt, repeating: 0, count: m),
+            rampSource: block.array(at: rampSourceAt, repeating: 0, count: n * m),
+            rampFrom: block.array(at: rampFromAt, repeating: 0, count: n * m),
+            rampStep: block.array(at: rampStepAt, repeating: 0, count: n * m),
+            scratch: block.array(at: scratchAt, repeating: 0, count: n),
+            changed: block.array(at: changedAt, repeating: true, count: m)), count: 1)
+        return plan  // at the block's start (planAt is 0): `destroy` frees the block through it
     }
 
-    /// Frees a plan (control thread, once the render thread has let go of it).
+    /// Frees a plan (control thread, once the render thread has let go of it): its block,
+    /// which starts with the plan.
     static func destroy(_ plan: UnsafeMutablePointer<RenderPlan>) {
-        let p = plan.pointee
-        for buffer in [p.target, p.gain, p.rampFrom, p.rampStep, p.scratch] { buffer.deallocate() }
-        for buffer in [p.start, p.source, p.rampPosition, p.rampLength, p.rampCount, p.rampSource] {
-            buffer.deallocate()
-        }
-        p.changed.deallocate()
-        Program.destroy(p.program)
-        p.resolved.deallocate()
-        p.ramping.deallocate()
+        plan.pointee.program.deinitialize(count: 1)
         plan.deinitialize(count: 1)
-        plan.deallocate()
+        UnsafeMutableRawPointer(plan).deallocate()
     }
 
     /// Writes the gains output `j` applies right now, ramp included, into a zeroed column of
@@ -217,26 +237,37 @@ struct RenderPlan {
     }
 }
 
-/// The arrays of an `xp_program`, allocated in one block with it.
-enum Program {
+/// The steady program of a plan (`xp_program`) as Swift arrays, before `RenderPlan.make`
+/// copies them into the plan's block.
+struct Program {
+    var copyOut: [Int32] = [], copyIn: [Int32] = [], clearOut: [Int32] = []
+    var tileOut: [Int32] = [], tileWidth: [Int32] = [], tileStart: [Int32] = [0], tileGainStart: [Int32] = []
+    var tileSource: [Int32] = [], tileGain: [Float] = []
+    /// Whether the tiles read their inputs from a panel, and which inputs (see `xp_program.pack`).
+    var pack = false
+    var packedIn: [Int32] = []
+
+    /// The `Int32` arrays in the order of `xp_program`'s fields, as `RenderPlan.make` lays them out.
+    var int32Arrays: [[Int32]] {
+        [copyOut, copyIn, clearOut, tileOut, tileWidth, tileStart, tileGainStart, tileSource, packedIn]
+    }
+
     /// Sorts the outputs (control thread): one input at gain 1 is a copy, none is silence, and
     /// the rest go in tiles of up to `XP_TILE_WIDTH` outputs with the same inputs, in the
     /// order the outputs first appear. Every output keeps its inputs in ascending order.
-    static func make(
-        inputs n: Int, outputs m: Int, target: UnsafePointer<Float>, start: UnsafePointer<Int32>,
-        source: UnsafePointer<Int32>, gain: UnsafePointer<Float>, kernel: Int32,
-        resolved: UnsafeMutablePointer<UnsafePointer<Float>?>
-    ) -> UnsafeMutablePointer<xp_program> {
-        var copies: [(Int32, Int32)] = [], clears: [Int32] = []
+    /// `target` is column-major (`target[output * inputs + input]`); output j's non-zero
+    /// gains are `gain[start[j] ..< start[j + 1]]`, from the inputs in `source` at the same places.
+    init(inputs n: Int, outputs m: Int, target: [Float], start: [Int32], source: [Int32], gain: [Float]) {
         var groups: [[Int32]: Int] = [:], members: [[Int32]] = []
         for j in 0..<m {
             let first = Int(start[j]), end = Int(start[j + 1])
             if end == first {
-                clears.append(Int32(j))
+                clearOut.append(Int32(j))
             } else if end - first == 1 && gain[first] == 1 {
-                copies.append((Int32(j), source[first]))
+                copyOut.append(Int32(j))
+                copyIn.append(source[first])
             } else {
-                let sources = Array(UnsafeBufferPointer(start: source + first, count: end - first))
+                let sources = Array(source[first..<end])
                 if let g = groups[sources] {
                     members[g].append(Int32(j))
                 } else {
@@ -246,8 +277,6 @@ enum Program {
             }
         }
         let width = Int(XP_TILE_WIDTH)
-        var tileOut: [Int32] = [], tileWidth: [Int32] = [], tileStart: [Int32] = [0], tileGainStart: [Int32] = []
-        var tileSource: [Int32] = [], tileGain: [Float] = []
         for group in members {
             let first = Int(start[Int(group[0])]), count = Int(start[Int(group[0]) + 1]) - first
             var k = 0
@@ -265,43 +294,53 @@ enum Program {
                 k += width
             }
         }
-        func copy<T>(_ values: [T]) -> UnsafeMutablePointer<T> {
-            let p = UnsafeMutablePointer<T>.allocate(capacity: max(values.count, 1))
-            _ = UnsafeMutableBufferPointer(start: p, count: values.count).initialize(from: values)
-            return p
-        }
         // Pack when the tiles read each input they use at least twice on average and there are
         // more inputs than an L1 set has ways (see `xp_program.pack`).
         let used = Set(tileSource).sorted()
-        let pack = n > 16 && tileSource.count >= 2 * used.count
-        let packed = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: pack ? n : 1)
-        packed.initialize(repeating: nil, count: pack ? n : 1)
-        let panel = UnsafeMutablePointer<Float>.allocate(capacity: pack ? max(8192, 64 * n) : 1)  // XP_PANEL_FLOATS
-        let program = UnsafeMutablePointer<xp_program>.allocate(capacity: 1)
-        program.initialize(to: xp_program(
-            kernel: kernel, inputs: Int32(n), resolved: resolved,
-            copies: Int32(copies.count), copy_out: UnsafePointer(copy(copies.map(\.0))),
-            copy_in: UnsafePointer(copy(copies.map(\.1))),
-            clears: Int32(clears.count), clear_out: UnsafePointer(copy(clears)),
-            tiles: Int32(tileWidth.count), tile_out: UnsafePointer(copy(tileOut)),
-            tile_width: UnsafePointer(copy(tileWidth)), tile_start: UnsafePointer(copy(tileStart)),
-            tile_gain_start: UnsafePointer(copy(tileGainStart)), tile_source: UnsafePointer(copy(tileSource)),
-            tile_gain: UnsafePointer(copy(tileGain)), outputs: Int32(m),
-            pack: pack ? 1 : 0, packed_count: pack ? Int32(used.count) : 0, packed_in: UnsafePointer(copy(used)),
-            packed: packed, panel: panel, run: nil))
-        xp_bind(program)
-        return program
+        pack = n > 16 && tileSource.count >= 2 * used.count
+        packedIn = used
+    }
+}
+
+/// Where the arrays of one allocation go: offsets reserved in order, each aligned, then one
+/// allocation (64-byte aligned) for all. A plan lives in one block so that what the render
+/// thread reads each cycle lies together, on a few cache lines and pages, instead of in one
+/// heap chunk an array wherever the daemon's heap had room; and it is one allocation to
+/// make and one to free.
+public struct BlockLayout {
+    public private(set) var byteCount = 0
+
+    public init() {}
+
+    /// Reserves room for `count` values of `T` (at least one), at an offset aligned to
+    /// `alignment` and to `T`'s own alignment; returns the offset.
+    public mutating func reserve<T>(_: T.Type, _ count: Int, alignment: Int = 1) -> Int {
+        let align = max(alignment, MemoryLayout<T>.alignment)
+        let offset = (byteCount + align - 1) / align * align
+        byteCount = offset + MemoryLayout<T>.stride * max(count, 1)
+        return offset
     }
 
-    static func destroy(_ program: UnsafeMutablePointer<xp_program>) {
-        let p = program.pointee
-        for array in [p.copy_out, p.copy_in, p.clear_out, p.tile_out, p.tile_width, p.tile_start, p.tile_gain_start,
-                      p.tile_source, p.packed_in] {
-            UnsafeMutablePointer(mutating: array)?.deallocate()
+    /// The block, uninitialised.
+    public func allocate() -> Block {
+        Block(base: UnsafeMutableRawPointer.allocate(byteCount: max(byteCount, 1), alignment: 64))
+    }
+
+    public struct Block {
+        public let base: UnsafeMutableRawPointer
+
+        /// `count` values of `T` at `offset` (reserved for `T`), each `value`.
+        public func array<T>(at offset: Int, repeating value: T, count: Int) -> UnsafeMutablePointer<T> {
+            let p = (base + offset).bindMemory(to: T.self, capacity: max(count, 1))
+            p.initialize(repeating: value, count: count)
+            return p
         }
-        for array in [p.tile_gain, UnsafePointer(p.panel)] { UnsafeMutablePointer(mutating: array)?.deallocate() }
-        p.packed?.deallocate()
-        program.deinitialize(count: 1)
-        program.deallocate()
+
+        /// A copy of `values` at `offset` (reserved for `values.count` of `T`).
+        public func array<T>(at offset: Int, from values: [T]) -> UnsafeMutablePointer<T> {
+            let p = (base + offset).bindMemory(to: T.self, capacity: max(values.count, 1))
+            _ = UnsafeMutableBufferPointer(start: p, count: values.count).initialize(from: values)
+            return p
+        }
     }
 }

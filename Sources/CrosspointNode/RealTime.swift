@@ -26,30 +26,29 @@ struct PortTable {
     let inputBuffers: UnsafeMutableBufferPointer<UnsafePointer<Float>?>
     let outputBuffers: UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>
 
-    /// A table of these ports (main loop).
+    /// A table of these ports (main loop): the table and its four arrays in one block.
     static func make(inputs: [UnsafeMutableRawPointer?], outputs: [UnsafeMutableRawPointer?]) -> UnsafeMutablePointer<PortTable> {
-        let table = UnsafeMutablePointer<PortTable>.allocate(capacity: 1)
-        let ins = UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>.allocate(capacity: inputs.count)
-        _ = ins.initialize(from: inputs)
-        let outs = UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>.allocate(capacity: outputs.count)
-        _ = outs.initialize(from: outputs)
-        let inBuffers = UnsafeMutableBufferPointer<UnsafePointer<Float>?>.allocate(capacity: inputs.count)
-        inBuffers.initialize(repeating: nil)
-        let outBuffers = UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>.allocate(capacity: outputs.count)
-        outBuffers.initialize(repeating: nil)
-        table.initialize(to: PortTable(inputs: ins, outputs: outs, inputBuffers: inBuffers, outputBuffers: outBuffers))
-        return table
+        var layout = BlockLayout()
+        let tableAt = layout.reserve(PortTable.self, 1)
+        let insAt = layout.reserve(UnsafeMutableRawPointer?.self, inputs.count)
+        let outsAt = layout.reserve(UnsafeMutableRawPointer?.self, outputs.count)
+        let inBuffersAt = layout.reserve(UnsafePointer<Float>?.self, inputs.count)
+        let outBuffersAt = layout.reserve(UnsafeMutablePointer<Float>?.self, outputs.count)
+        let block = layout.allocate()
+        let table = PortTable(
+            inputs: UnsafeMutableBufferPointer(start: block.array(at: insAt, from: inputs), count: inputs.count),
+            outputs: UnsafeMutableBufferPointer(start: block.array(at: outsAt, from: outputs), count: outputs.count),
+            inputBuffers: UnsafeMutableBufferPointer(
+                start: block.array(at: inBuffersAt, repeating: nil, count: inputs.count), count: inputs.count),
+            outputBuffers: UnsafeMutableBufferPointer(
+                start: block.array(at: outBuffersAt, repeating: nil, count: outputs.count), count: outputs.count))
+        return block.array(at: tableAt, repeating: table, count: 1)  // at the block's start (tableAt is 0)
     }
 
-    /// Frees a table the data thread no longer reads (main loop).
+    /// Frees a table the data thread no longer reads (main loop): its block, which starts with it.
     static func destroy(_ table: UnsafeMutablePointer<PortTable>) {
-        let t = table.pointee
-        t.inputs.deallocate()
-        t.outputs.deallocate()
-        t.inputBuffers.deallocate()
-        t.outputBuffers.deallocate()
         table.deinitialize(count: 1)
-        table.deallocate()
+        UnsafeMutableRawPointer(table).deallocate()
     }
 
     /// Hands the data thread `table` in place of its current one, synchronously on the data
