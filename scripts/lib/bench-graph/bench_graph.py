@@ -61,11 +61,21 @@ PHASES = {"corun": CORUN, "alone": ALONE, "control": CONTROL}
 if os.environ.get("BENCH_GRAPH_NO_CLIENTS") == "1":
     CORUN = PHASES["corun"] = [c for c in CORUN if not c[0].endswith("-cl")]
 
+# scripts/bench-graph --versus FILE: the 2x1 and 8x8 of another build of the module (B), each linked
+# right after this build's, in the same graph; and this build over B. (The one linked first of
+# the two runs first: run it again with the builds swapped to see that order's part.)
+VERSUS = os.environ.get("BENCH_GRAPH_VERSUS") == "1"
+if VERSUS:
+    for label in ("xp-8x8", "xp-2x1"):
+        at = [c[0] for c in CORUN].index(label) + 1
+        CORUN.insert(at, (label.replace("xp-", "xpB-"), CORUN[at - 1][1], [label.replace("xp-", "xpB-")],
+                          "Crosspoint, the --versus build (in daemon)"))
+
 RATIOS = [  # (numerator, denominator)
     ("xp-2x1", "fc-2x1"), ("xp-2x1", "lb-2x1"), ("xp-2x1", "c-2x1"), ("xp-8x8", "fc-8x8"), ("xp-8x8", "c-8x8"),
     ("xp-64id", "c-copy-64"), ("xp-64id", "c-copy-64-cl"),
     ("xp-64dense", "c-dense-64"), ("xp-64dense", "c-dense-64-cl"),
-]
+] + ([("xp-2x1", "xpB-2x1"), ("xp-8x8", "xpB-8x8")] if VERSUS else [])
 
 SOURCE_PORTS = {"corun": 64, "alone": 128, "control": 128}
 
@@ -77,8 +87,8 @@ LEAD = "bg-lead"
 def spa_matrix(rows):
     return "[ " + " ".join("[ " + " ".join(f"{g:.9g}" for g in row) + " ]" for row in rows) + " ]"
 
-def crosspoint(name, rows):
-    return f"""    {{ name = libpipewire-module-crosspoint
+def crosspoint(name, rows, module="libpipewire-module-crosspoint"):
+    return f"""    {{ name = {module}
         args = {{ node.name = "{name}" node.description = "{name}" inputs = {len(rows)} outputs = {len(rows[0])}
                  state.persist = false state.links = false ramp.ms = 0
                  matrix = {spa_matrix(rows)} }} }}
@@ -147,6 +157,8 @@ def conf(phase):
     if phase == "corun":
         mods += [bench_node(LEAD, "copy", 1, 1),
                  crosspoint("xp-2x1", DOWNMIX), crosspoint("xp-8x8", dense(8, 8)),
+                 *([crosspoint("xpB-2x1", DOWNMIX, "libpipewire-module-crosspoint-b"),
+                    crosspoint("xpB-8x8", dense(8, 8), "libpipewire-module-crosspoint-b")] if VERSUS else []),
                  crosspoint("xp-64id", identity(64)), crosspoint("xp-64dense", dense(64, 64)),
                  filter_chain("fc-2x1", DOWNMIX, "[ FL FR ]", "[ MONO ]"),
                  filter_chain("fc-8x8", dense(8, 8), aux(8), aux(8)),
