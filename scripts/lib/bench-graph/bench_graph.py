@@ -43,6 +43,7 @@ CORUN = [
     ("xp-8x8", "8x8 dense", ["xp-8x8"], "Crosspoint (in daemon)"),
     ("fc-8x8", "8x8 dense", ["fc-8x8", "fc-8x8.out"], "filter-chain 8 copy + 8 mixer (in daemon, 2 nodes)"),
     ("c-8x8", "8x8 dense", ["c-8x8"], "C pw_filter triple loop (in daemon)"),
+    ("c-copy-8", "8x8 floor", ["c-copy-8"], "C pw_filter memcpy, 8 in 8 out, no mixing (in daemon)"),
     ("xp-64id", "64x64 identity", ["xp-64id"], "Crosspoint (in daemon)"),
     ("c-copy-64", "64x64 identity", ["c-copy-64"], "C pw_filter memcpy (in daemon)"),
     ("c-copy-64-cl", "64x64 identity", ["c-copy-64-cl"], "C pw_filter memcpy (client)"),
@@ -73,6 +74,7 @@ if VERSUS:
 
 RATIOS = [  # (numerator, denominator)
     ("xp-2x1", "fc-2x1"), ("xp-2x1", "lb-2x1"), ("xp-2x1", "c-2x1"), ("xp-8x8", "fc-8x8"), ("xp-8x8", "c-8x8"),
+    ("xp-8x8", "c-copy-8"), ("c-copy-8", "fc-8x8"),
     ("xp-64id", "c-copy-64"), ("xp-64id", "c-copy-64-cl"),
     ("xp-64dense", "c-dense-64"), ("xp-64dense", "c-dense-64-cl"),
 ] + ([("xp-2x1", "xpB-2x1"), ("xp-8x8", "xpB-8x8")] if VERSUS else [])
@@ -164,7 +166,9 @@ def conf(phase):
                  filter_chain("fc-8x8", dense(8, 8), aux(8), aux(8)),
                  LOOPBACK,
                  bench_node("c-copy-64", "copy", 64, 64), bench_node("c-dense-64", "dense", 64, 64),
-                 bench_node("c-2x1", "average", 2, 1), bench_node("c-8x8", "dense", 8, 8)]
+                 bench_node("c-2x1", "average", 2, 1), bench_node("c-8x8", "dense", 8, 8),
+                 # what any node that reads 8 ports and writes 8 costs in pw_filter, mixing nothing
+                 bench_node("c-copy-8", "copy", 8, 8)]
         head = NULL_MONO
     else:
         mods += [crosspoint("xp-128dense", dense(128, 128))]
