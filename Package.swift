@@ -12,7 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `crosspoint serve`: HTTP and WebSocket. Without Hummingbird's default traits
         // (ConfigurationSupport, FullFoundation), which link the whole of Foundation and ICU
-        // (the command is linked statically: 73 MB instead of about 25).
+        // (the command is linked statically; stripped, 73 MB with them, 28 MB without).
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
