@@ -319,14 +319,21 @@ public struct StateStore: Sendable {
     private func removeTemporaries() {
         guard let folder = opendir(directory) else { return }
         defer { closedir(folder) }
-        var names: [String] = []
+        // Names are read where the entry holds them, up to their end (strncmp, strlen), never
+        // as the whole of d_name: its 256 bytes are not initialised past the name's end, and
+        // copying them into a Swift string made valgrind report uninitialised reads here.
+        let prefix = "state.json.tmp"
+        var names: [[CChar]] = []
         while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            withUnsafeMutablePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) { name in
+                    if strncmp(name, prefix, prefix.utf8.count) == 0 {
+                        names.append(Array(UnsafeBufferPointer(start: name, count: strlen(name) + 1)))
+                    }
+                }
             }
-            if name.hasPrefix("state.json.tmp") { names.append(name) }
         }
-        for name in names { unlink(directory + "/" + name) }
+        for name in names { unlinkat(dirfd(folder), name, 0) }
     }
 
     /// Moves the folder an earlier version used for this name to where it belongs now, if
