@@ -30,3 +30,11 @@ ensure_swift() {
     echo "Swift 6 is needed (swift.org/install); not found on PATH or in /opt/swift" >&2
     return 1
 }
+
+# The compiler for the scripts' small C programs: $CC, else cc, else the Swift toolchain's clang
+# (the Debian 13 root of scripts/test-pipewire-1.4 has no gcc).
+c_compiler() {
+    if [ -n "${CC:-}" ]; then echo "$CC"; return 0; fi
+    command -v cc && return 0
+    ensure_swift && echo "$(dirname "$(command -v swift)")/clang"
+}
