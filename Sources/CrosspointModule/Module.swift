@@ -1,5 +1,6 @@
 import CCrosspointShim
 import CPipeWire
+import CrosspointCore
 import CrosspointNode
 import CrosspointPipeWire
 import Glibc
@@ -118,6 +119,7 @@ public func pipewireModuleInit(_ module: OpaquePointer?, _ args: UnsafePointer<C
         _ = Unmanaged.passRetained(instance)  // released by the module's destroy event
         let props = cpshim_properties_new()
         pw_properties_set(props, "module.author", "Crosspoint")
+        pw_properties_set(props, "module.version", CrosspointVersion.string)
         pw_properties_set(props, "module.description", "Matrix mixer and channel router (pw_filter)")
         pw_properties_set(props, "module.usage", NodeConfiguration.arguments.map { "( \($0.name) = \($0.example) )" }.joined(separator: " "))
         pw_impl_module_update_properties(module, &props!.pointee.dict)

@@ -3,8 +3,8 @@ import CrosspointCore
 import CrosspointClient
 import Glibc
 
-/// The version of this command; `--version` adds the libpipewire it runs with.
-let crosspointVersion = "0.1.0"
+/// The version of this command (`CrosspointVersion`); `--version` adds the libpipewire it runs with.
+let crosspointVersion = CrosspointVersion.string
 
 struct Crosspoint: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -37,7 +37,7 @@ struct Crosspoint: ParsableCommand {
             ListCommand.self, ShowCommand.self, SetCommand.self, GainCommand.self, MuteCommand.self, UnmuteCommand.self,
             MapCommand.self, MatrixCommand.self, RampCommand.self, ResizeCommand.self, RenameCommand.self, ParamCommand.self,
             RouteCommand.self, UnrouteCommand.self, DevicesCommand.self, SaveCommand.self, LoadCommand.self,
-            ParamsCommand.self, MeterCommand.self, ServeCommand.self, ManualCommand.self,
+            ParamsCommand.self, MeterCommand.self, ServeCommand.self, SetupCommand.self, ManualCommand.self,
         ])
 
     /// Parses the arguments (with values that start with a dash taken as values), runs the
