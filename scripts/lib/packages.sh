@@ -1,21 +1,42 @@
-# Installs the Debian 12 packages Crosspoint needs, if any is missing. Sourced by scripts.
-CROSSPOINT_PACKAGES=(
-    pkg-config libpipewire-0.3-dev libspa-0.2-dev   # building the module and the command
+# The Debian 12 packages each script needs. Each script installs its own groups and nothing
+# more: building never pulls in a daemon or a browser, the demo never a browser.
+# Building the module and the command (scripts/build, scripts/install, scripts/package):
+CROSSPOINT_BUILD_PACKAGES=(
+    pkg-config libpipewire-0.3-dev libspa-0.2-dev   # the module and the command, against libpipewire
+)
+# Running a private daemon and measuring audio (scripts/demo; scripts/sandbox's pw_query needs python3):
+CROSSPOINT_DEMO_PACKAGES=(
     pipewire pipewire-bin wireplumber dbus           # the daemon, pw-cli, pw-cat, pw-dump
     sox python3                                      # making and measuring test audio
+)
+# The rest of the tests (scripts/test):
+CROSSPOINT_TEST_PACKAGES=(
     tmux zsh fish                                    # typing into real shells (completions)
     libopenblas-dev                                  # the benchmark's reference
     chromium chromium-driver python3-selenium        # the real-browser tests (scripts/test-browser)
     fonts-liberation fonts-dejavu-core               # fonts for the browser (the screenshot's text)
 )
+# Making the Debian package (scripts/package): dpkg-shlibdeps.
+CROSSPOINT_PACKAGING_PACKAGES=(dpkg-dev)
+# Everything the tests use.
+CROSSPOINT_PACKAGES=(
+    "${CROSSPOINT_BUILD_PACKAGES[@]}" "${CROSSPOINT_DEMO_PACKAGES[@]}" "${CROSSPOINT_TEST_PACKAGES[@]}"
+)
 
-# ensure_packages [PACKAGE...]: the given packages, or CROSSPOINT_PACKAGES when none are given.
+# ensure_packages [PACKAGE...]: installs those of the given packages (CROSSPOINT_PACKAGES when
+# none are given) that are missing.
+# CROSSPOINT_PACKAGES_DRY_RUN=1: prints "would install: ..." instead and ends the script there
+# (scripts/test-package checks on a fresh Debian 12 what each script would bring in).
 ensure_packages() {
     local missing=() wanted=("$@")
     ((${#wanted[@]})) || wanted=("${CROSSPOINT_PACKAGES[@]}")
     for p in "${wanted[@]}"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
+    if [ "${CROSSPOINT_PACKAGES_DRY_RUN:-}" = 1 ]; then
+        echo "would install: ${missing[*]}"
+        exit 0
+    fi
     [ ${#missing[@]} -eq 0 ] && return 0
     echo "installing: ${missing[*]}" >&2
     local sudo=""
