@@ -42,10 +42,16 @@ struct ScriptsTests {
         let bare = ["PATH": "/usr/bin:/bin", "HOME": home, "XDG_RUNTIME_DIR": sandbox.environment["XDG_RUNTIME_DIR"] ?? ""]
         let listed = Sandbox.run([files[2], "list"], environment: bare)
         #expect(listed.succeeded && listed.stdout.contains("crosspoint"), "the installed command, bare: \(listed.stdout) \(listed.stderr)")
+        // It finds the setups installed beside it (share/crosspoint/setups), and knows the drop-in
+        // scripts/install put in place is not one it wrote.
+        #expect(FileManager.default.fileExists(atPath: home + "/.local/share/crosspoint/setups/crosspoint.conf"))
+        let setups = Sandbox.run([files[2], "setup", "list"], environment: bare)
+        #expect(setups.succeeded && setups.stdout.contains("crosspoint  a file of yours"), "\(setups.stdout) \(setups.stderr)")
 
         let removed = Sandbox.run(["bash", script, "--uninstall", "--user"], environment: environment, timeout: 60)
         #expect(removed.succeeded, "\(removed.stderr)")
         for file in files { #expect(!FileManager.default.fileExists(atPath: file), "\(file) is still there") }
+        #expect(!FileManager.default.fileExists(atPath: home + "/.local/share/crosspoint"), "the setups are still there")
         let wrong = Sandbox.run(["bash", script, "--everywhere"], environment: environment, timeout: 60)
         #expect(!wrong.succeeded && wrong.stderr.contains("unknown option '--everywhere'"))
     }

@@ -1,0 +1,81 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Glibc
+
+/// The ready-made drop-ins that come with Crosspoint ("setups"), and the copies of them that
+/// `crosspoint setup enable` puts into PipeWire's drop-in folder.
+///
+/// A setup is a `NAME.conf` file in the setups folder: `$CROSSPOINT_SETUP_DIR`, else
+/// `share/crosspoint/setups` beside the command's own `bin` (`/usr/share/...` for the Debian
+/// package, `~/.local/share/...` after `scripts/install`), else `/usr/share/crosspoint/setups`.
+/// Its description is its first line, a comment (`# Crosspoint: ...`). What a setup's file and
+/// an enabled copy hold, and how they are read: SetupFile.swift.
+struct Setups {
+    let directory: String
+
+    /// The setups folder, or nil when none of the places exists.
+    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        var candidates: [String] = []
+        if let explicit = environment["CROSSPOINT_SETUP_DIR"], !explicit.isEmpty { candidates.append(explicit) }
+        if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            // .../bin/crosspoint -> .../share/crosspoint/setups
+            let prefix = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast(2)
+            candidates.append(prefix.joined(separator: "/") + "/share/crosspoint/setups")
+        }
+        candidates.append("/usr/share/crosspoint/setups")
+        return candidates.first { isDirectory($0) }
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// The setups' names, sorted.
+    func names() -> [String] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return files.filter { $0.hasSuffix(".conf") }.map { String($0.dropLast(5)) }.filter(SetupFile.isValidName).sorted()
+    }
+
+    func path(of name: String) -> String { directory + "/" + name + ".conf" }
+
+    /// The shipped text of setup `name`, or nil when there is no such setup.
+    func text(of name: String) -> [UInt8]? {
+        guard SetupFile.isValidName(name) else { return nil }
+        return FileManager.default.contents(atPath: path(of: name)).map { [UInt8]($0) }
+    }
+
+}
+
+/// PipeWire's drop-in folder that setups are enabled in: the user's
+/// (`$XDG_CONFIG_HOME/pipewire/pipewire.conf.d`, `~/.config/...` without it) or, with
+/// `--system`, the machine's (`/etc/pipewire/pipewire.conf.d`).
+struct DropInFolder {
+    let path: String
+    let system: Bool
+
+    static func user(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandError) -> DropInFolder {
+        let config: String
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            config = xdg
+        } else if let home = environment["HOME"], home.hasPrefix("/") {
+            config = home + "/.config"
+        } else {
+            throw .invalid("neither XDG_CONFIG_HOME nor HOME is set to an absolute path: no folder to enable the setup in")
+        }
+        return DropInFolder(path: config + "/pipewire/pipewire.conf.d", system: false)
+    }
+
+    static let machine = DropInFolder(path: "/etc/pipewire/pipewire.conf.d", system: true)
+
+    func file(for name: String) -> String { path + "/" + name + ".conf" }
+
+    /// What a person runs for PipeWire to read the folder again ("load" or "drop" the setup).
+    func restartHint(_ verb: String) -> String {
+        system ? "restart PipeWire to \(verb) it: systemctl --user restart pipewire (as each user)"
+            : "restart PipeWire to \(verb) it: systemctl --user restart pipewire"
+    }
+}
