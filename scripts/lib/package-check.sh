@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# Runs inside a fresh Debian root where scripts/test-package installed the package: what a
+# user does after `apt-get install ./crosspoint_*.deb`, with nothing of the build in reach (no
+# Swift, no compiler, no repository). Only Debian's pipewire tools, dbus and the package.
+#
+#   package-check.sh installed VERSION   enable the setup, start PipeWire and WirePlumber, play
+#                                         through the node, change it with the command, save a
+#                                         preset, ask `crosspoint serve`; leaves the daemons running
+#   package-check.sh upgraded VERSION    (after installing a newer package over it) restart
+#                                         PipeWire: the node comes back with its state, the
+#                                         preset is there; leaves the daemons running
+#   package-check.sh removed             (after apt-get remove) the daemon still runs; restarted,
+#                                         it comes up without the node and plays
+#
+# Recordings go to /tmp/check/*.wav (mono float): the caller measures them on the host, which
+# has sox. The input, /tmp/check/in.wav, is the caller's too.
+set -euo pipefail
+phase=$1 version=${2:-}
+export HOME=/root XDG_RUNTIME_DIR=/tmp/runtime XDG_CONFIG_HOME=/root/.config XDG_STATE_HOME=/root/.local/state
+export DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/runtime/bus
+out=/tmp/check
+mkdir -p "$out" "$XDG_RUNTIME_DIR"
+chmod 0700 "$XDG_RUNTIME_DIR"
+
+step() { echo "-- $phase: $*" >&2; }
+fail() { echo "package-check ($phase): $*" >&2; exit 1; }
+# Runs COMMAND... every 0.1 s until it succeeds, for at most SECONDS: wait_until SECONDS COMMAND...
+wait_until() {
+    local tries=$(($1 * 10))
+    shift
+    until "$@"; do
+        ((--tries > 0)) || return 1
+        sleep 0.1
+    done
+}
+has_port() { pw-link "$1" 2>/dev/null | grep -qx "$2"; }
+node_listed() { crosspoint list 2>/dev/null | grep -qw "$1"; }
+session_ready() {
+    [ "$(pw-cli ls Client 2>/dev/null | grep -c 'application.name = "WirePlumber')" -ge 2 ]
+}
+
+start_daemons() {
+    [ -s /tmp/bus.pid ] && kill -0 "$(cat /tmp/bus.pid)" 2>/dev/null \
+        || dbus-daemon --session --fork --print-pid --address="$DBUS_SESSION_BUS_ADDRESS" >/tmp/bus.pid
+    # PIPEWIRE_DEBUG (the caller's, if set) decides what the log says.
+    setsid pipewire </dev/null >>"$out/pipewire.log" 2>&1 &
+    echo $! >/tmp/pipewire.pid
+    wait_until 10 pw-cli info 0 >/dev/null 2>&1 || fail "pipewire did not answer (log: $(tail -n 5 "$out/pipewire.log"))"
+    setsid wireplumber </dev/null >>"$out/wireplumber.log" 2>&1 &
+    echo $! >/tmp/wireplumber.pid
+    wait_until 15 session_ready || fail "wireplumber did not come up"
+}
+
+stop_daemon() {
+    local pid
+    pid=$(cat "/tmp/$1.pid" 2>/dev/null) || return 0
+    kill "$pid" 2>/dev/null || true
+    wait_until 5 eval "! kill -0 $pid 2>/dev/null" || kill -9 "$pid" 2>/dev/null || true
+}
+
+# Links OUTPUT to INPUT; a link that is there already is fine (the node re-makes the links
+# it remembers when a player of the same name comes back).
+link() {
+    local error
+    error=$(pw-link "$1" "$2" 2>&1) || [[ $error == *"File exists"* ]] || fail "pw-link $1 $2: $error"
+}
+
+# A null sink with one MONO channel stands in for a device.
+make_sink() {
+    pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=check-sink
+        media.class=Audio/Sink object.linger=true audio.position=[ MONO ] }' >/dev/null
+    wait_until 10 has_port -i check-sink:playback_MONO || fail "the null sink has no port"
+}
+
+# Plays $out/in.wav (stereo) into SOURCE_PORTS' nodes and records check-sink into $out/NAME.wav:
+# play_and_record NAME LEFT_TARGET RIGHT_TARGET
+play_and_record() {
+    local name=$1 left=$2 right=$3 recorder player
+    pw-record --target check-sink -P '{ stream.capture.sink = true }' --channels 1 --channel-map MONO \
+        --format f32 "$out/$name.wav" &
+    recorder=$!
+    sleep 0.5
+    pw-cat --playback -P '{ node.autoconnect = false node.name = check-player }' "$out/in.wav" &
+    player=$!
+    wait_until 10 has_port -o check-player:output_FL || fail "the player has no ports"
+    link check-player:output_FL "$left"
+    link check-player:output_FR "$right"
+    wait "$player"
+    sleep 0.3
+    kill -INT "$recorder"
+    wait "$recorder" || true
+    [ -s "$out/$name.wav" ] || fail "nothing recorded into $name.wav"
+}
+
+case $phase in
+installed)
+    step "the package's files and version"
+    for tool in swift swiftc gcc cc clang ld; do
+        ! command -v "$tool" >/dev/null || fail "$tool is installed: the root must have no toolchain"
+    done
+    [[ $(crosspoint --version) == "crosspoint $version (libpipewire "* ]] || fail "crosspoint --version says '$(crosspoint --version)'"
+
+    step "crosspoint setup: list, enable (and nothing enabled by the install itself)"
+    crosspoint setup list | tee "$out/setup-list.txt"
+    grep -q '^crosspoint  *not enabled' "$out/setup-list.txt" || fail "the setup is enabled before anyone enabled it"
+    [ ! -e /etc/pipewire/pipewire.conf.d/crosspoint.conf ] || fail "installing enabled a drop-in"
+    crosspoint setup enable crosspoint | tee "$out/setup-enable.txt"
+    grep -q 'systemctl --user restart pipewire' "$out/setup-enable.txt" || fail "enable does not say how to restart PipeWire"
+    [ -f "$XDG_CONFIG_HOME/pipewire/pipewire.conf.d/crosspoint.conf" ] || fail "enable wrote no drop-in"
+
+    step "PipeWire loads the module from its module directory through the enabled drop-in"
+    start_daemons
+    wait_until 10 node_listed crosspoint || fail "no crosspoint node (pipewire log: $(grep -i crosspoint "$out/pipewire.log" | tail -n 3))"
+    module=$(pw-cli ls Module | awk '/^\tid /{ id = $2 } /module.name = "libpipewire-module-crosspoint"/ { sub(",", "", id); print id }')
+    [ -n "$module" ] || fail "no libpipewire-module-crosspoint module object"
+    pw-cli info "$module" | grep -q "module.version = \"$version\"" || fail "module.version is not $version: $(pw-cli info "$module" | grep version)"
+    wait_until 10 has_port -i crosspoint:in_FR || fail "the node has no input ports"
+
+    step "audio through the node as shipped (the average of left and right)"
+    make_sink
+    link crosspoint:out_MONO check-sink:playback_MONO
+    play_and_record shipped crosspoint:in_FL crosspoint:in_FR
+
+    step "crosspoint show, set: left only"
+    crosspoint show crosspoint >"$out/show.txt"
+    grep -q 'FL' "$out/show.txt" || fail "show printed no matrix: $(cat "$out/show.txt")"
+    crosspoint set crosspoint FL MONO 1
+    crosspoint set crosspoint FR MONO -inf
+    play_and_record left-only crosspoint:in_FL crosspoint:in_FR
+
+    step "a preset saved where crosspoint serve keeps them"
+    mkdir -p "$XDG_CONFIG_HOME/crosspoint/presets"
+    crosspoint save crosspoint "$XDG_CONFIG_HOME/crosspoint/presets/left-only.json"
+
+    step "crosspoint serve answers"
+    crosspoint serve --port 7399 >"$out/serve.log" 2>&1 &
+    serve=$!
+    # GET PATH over bash's /dev/tcp (the root has no curl); the answer in $out/serve-answer.txt.
+    answer() {
+        { exec 3<>/dev/tcp/127.0.0.1/7399; } 2>/dev/null || return 1
+        printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1:7399\r\nConnection: close\r\n\r\n' "$1" >&3
+        timeout 5 cat <&3 >"$out/serve-answer.txt" || true
+        exec 3<&-
+        grep -q '^HTTP/1.1 200' "$out/serve-answer.txt"
+    }
+    wait_until 10 answer /api/status || fail "crosspoint serve did not answer: $(cat "$out/serve.log")"
+    grep -q "\"version\": *\"$version\"" "$out/serve-answer.txt" || fail "/api/status: $(cat "$out/serve-answer.txt")"
+    answer /api/nodes && grep -q '"name": *"crosspoint"' "$out/serve-answer.txt" || fail "/api/nodes: $(cat "$out/serve-answer.txt")"
+    answer / && grep -qi '<title>' "$out/serve-answer.txt" || fail "no page at /"
+    kill "$serve"
+    wait "$serve" || true
+    ;;
+upgraded)
+    step "the newer package is in place; the daemon still runs the module it had loaded"
+    [ "$(dpkg-query -W -f '${Version}' crosspoint)" = "$version" ] || fail "dpkg says $(dpkg-query -W -f '${Version}' crosspoint)"
+    node_listed crosspoint || fail "the node went away during the upgrade"
+    stop_daemon wireplumber
+    stop_daemon pipewire
+    step "PipeWire restarted: the node restores its state, the preset is there"
+    start_daemons
+    wait_until 10 node_listed crosspoint || fail "no crosspoint node after the upgrade"
+    wait_until 10 has_port -i crosspoint:in_FR || fail "the node has no input ports"
+    make_sink
+    link crosspoint:out_MONO check-sink:playback_MONO
+    play_and_record upgraded crosspoint:in_FL crosspoint:in_FR
+    [ -f "$XDG_CONFIG_HOME/crosspoint/presets/left-only.json" ] || fail "the preset is gone"
+    crosspoint load crosspoint "$XDG_CONFIG_HOME/crosspoint/presets/left-only.json" >/dev/null || fail "the preset does not load"
+
+    step "a setup enabled for the whole machine (the purge removes it)"
+    crosspoint setup enable --system crosspoint >/dev/null
+    crosspoint setup list --system | grep -q '^crosspoint  *enabled' || fail "setup list --system: $(crosspoint setup list --system)"
+    ;;
+removed)
+    step "the daemon survives the package's removal"
+    kill -0 "$(cat /tmp/pipewire.pid)" 2>/dev/null || fail "pipewire died when the package was removed"
+    pw-cli info 0 >/dev/null || fail "pipewire does not answer"
+    ! command -v crosspoint >/dev/null || fail "the command is still installed"
+    stop_daemon wireplumber
+    stop_daemon pipewire
+    step "restarted with the user's drop-in still there: up, without the node, and playing"
+    : >"$out/pipewire.log"
+    PIPEWIRE_DEBUG=3 start_daemons   # info: where an optional (nofail) module's failure is logged
+    ! pw-cli ls Node | grep -q 'node.name = "crosspoint"' || fail "a crosspoint node exists without the package"
+    grep -q 'could not load optional module "libpipewire-module-crosspoint"' "$out/pipewire.log" \
+        || fail "the daemon did not say it could not load the module: $(grep -i crosspoint "$out/pipewire.log" | head -n 3)"
+    make_sink
+    play_and_record removed check-sink:playback_MONO check-sink:playback_MONO
+    stop_daemon wireplumber
+    stop_daemon pipewire
+    ;;
+*) fail "unknown phase '$phase'" ;;
+esac
+step "done"
