@@ -128,7 +128,11 @@ struct SetupCommandTests {
         let sandbox = try Sandbox(dropIns: [home.dropIns + "/crosspoint.conf"])
         defer { sandbox.stop() }
         _ = try sandbox.waitFor("the node of the enabled setup") { $0.nodeID("crosspoint") != nil }
+        // The node is the setup's: stereo to mono through [ [ 0.5 ] [ 0.5 ] ].
         let shown = sandbox.crosspoint("show", "crosspoint", "--json")
-        #expect(shown.succeeded && shown.stdout.contains("\"matrix\": [[0.5], [0.5]]"), "\(shown.stdout) \(shown.stderr)")
+        let node = try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any]
+        let matrix = (node?["matrix"] as? [[NSNumber]])?.map { $0.map(\.doubleValue) }
+        #expect(shown.succeeded && matrix == [[0.5], [0.5]], "\(shown.stdout) \(shown.stderr)")
+        #expect(node?["input.position"] as? [String] == ["FL", "FR"] && node?["output.position"] as? [String] == ["MONO"])
     }
 }
