@@ -77,7 +77,9 @@ enter_namespace() {
 in_namespace() {
     local name=$1 start=$SECONDS status=0 child
     shift
-    CROSSPOINT_IN_NAMESPACE=1 unshare --mount --pid --fork --kill-child=TERM -- "$@" <&0 &
+    # --mount-proc: a /proc of the new PID namespace (SwiftPM traps reading the host's
+    # /proc/PID/stat for a PID of its own namespace).
+    CROSSPOINT_IN_NAMESPACE=1 unshare --mount --pid --fork --mount-proc --kill-child=TERM -- "$@" <&0 &
     child=$!
     # A TERM or HUP for this script (a CI timeout) goes on to the run (the namespace's init,
     # unshare's child: unshare itself ignores TERM), which cleans up; a Ctrl-C reaches the run
