@@ -91,11 +91,16 @@ extension Sandbox {
             "--channels", "\(signal.channels.count)",
             "--channel-map", PipeWire.channelMap((0..<signal.channels.count).map { "AUX\($0)" }), wav,
         ])
-        var links = ["pw_wait_ports \(player) \(signal.channels.count) output",
-                     "pw-link '\(player):output_AUX0' '\(sink):playback_\(reference)'"]
+        // The player plays from its first link on: the inputs are linked all at once (one pw-link
+        // each, in parallel), within the signal's silent lead-in. One after another, eight of
+        // them took 0.66 s on a 2-core VM (83 ms a pw-link), more than the lead-in.
+        var inputLinks: [String] = []
         for (i, port) in inputs.enumerated() where i < signal.channels.count && (linkedInputs?.contains(i) ?? true) {
-            links.append("pw-link '\(player):output_AUX\(i)' '\(node):\(port)'")
+            inputLinks.append("pw-link '\(player):output_AUX\(i)' '\(node):\(port)' & pids=\"$pids $!\"")
         }
+        let links = ["pw_wait_ports \(player) \(signal.channels.count) output",
+                     "pw-link '\(player):output_AUX0' '\(sink):playback_\(reference)'",
+                     "{ pids=''; " + inputLinks.map { $0 + "; " }.joined() + "ok=0; for p in $pids; do wait $p || ok=1; done; [ $ok = 0 ]; }"]
         let linked = shell(links.joined(separator: " && "))
         guard linked.succeeded else { playing.stop(); recording.stop(); throw SandboxError("linking inputs: \(linked.stderr)") }
         try during?()
