@@ -172,22 +172,13 @@ struct SetupEnableCommand: ParsableCommand {
         if action != "unchanged" { print(folder.restartHint("load")) }
     }
 
-    /// Writes `bytes` to `file` through a temporary file renamed over it (never half a file).
+    /// Writes `bytes` to `file` atomically (never half a file), as presets are written.
     private func write(_ bytes: [UInt8], to file: String, in folder: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: file), options: .atomic)
         } catch {
-            throw CommandError.file(folder, "cannot make the folder: \(String(cString: strerror(errno)))")
-        }
-        let temporary = folder + "/.\(name).conf.crosspoint-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: Data(bytes)) else {
-            throw CommandError.file(file, "cannot write it: \(String(cString: strerror(errno)))")
-        }
-        chmod(temporary, 0o644)
-        guard rename(temporary, file) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw CommandError.file(file, "cannot write it: \(reason)")
+            throw CommandError.file(file, "cannot write it: \(reason(error))")
         }
     }
 }
