@@ -58,16 +58,21 @@ struct EnabledCopy {
     }
 
     init(reading bytes: [UInt8], name: String) {
+        // Bytes throughout: the name may hold anything a user typed (a ')' included), and a
+        // String's prefix test compares characters, not the bytes a count would step over.
         let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
-        let first = String(decoding: bytes[..<lineEnd], as: UTF8.self)
+        let first = bytes[..<lineEnd]
         let rest = lineEnd < bytes.endIndex ? Array(bytes[(lineEnd + 1)...]) : []
-        let prefix = "# crosspoint setup \(name) (cksum "
-        guard first.hasPrefix(prefix), let close = first.firstIndex(of: ")") else {
+        let prefix = Array("# crosspoint setup \(name) (cksum ".utf8)
+        guard first.starts(with: prefix),
+            let close = first[(first.startIndex + prefix.count)...].firstIndex(of: UInt8(ascii: ")"))
+        else {
             state = .foreign
             body = []
             return
         }
-        let numbers = first[first.index(first.startIndex, offsetBy: prefix.count)..<close].split(separator: " ")
+        let numbers = first[(first.startIndex + prefix.count)..<close].split(separator: UInt8(ascii: " "))
+            .map { String(decoding: $0, as: UTF8.self) }
         let sum = POSIXChecksum.cksum(rest)
         body = rest
         state = numbers.count == 2 && UInt32(numbers[0]) == sum.crc && Int(numbers[1]) == sum.length ? .unchanged : .changed
