@@ -23,11 +23,8 @@ public final class FilterNode {
     private var removalArmedFor: (Int, Int)?
     private let context: UnsafeMutablePointer<DSPContext>
     private let listener: UnsafeMutablePointer<spa_hook>
-    private var inputPorts: [UnsafeMutableRawPointer?] = []
-    private var outputPorts: [UnsafeMutableRawPointer?] = []
-    /// The channel name each port has now (`in_<channel>`, `out_<channel>`).
-    private var inputPortChannels: [String] = []
-    private var outputPortChannels: [String] = []
+    /// The node's ports, a group per kind (PortGroup.Kind order): the inputs, the outputs.
+    private var groups = PortGroup.Kind.allCases.map(PortGroup.init)
     private var removalTimer: UnsafeMutablePointer<spa_source>?
     private var publishedShape: (Int, Int)
     /// The levels, published in the node property `crosspoint.levels` while someone watches.
@@ -69,13 +66,11 @@ public final class FilterNode {
             throw .cannotCreateFilter(name: configuration.nodeName, reason: String(cString: strerror(errno)))
         }
         self.filter = filter
-        inputPorts = mixer.inputChannels.map { addPort(SPA_DIRECTION_INPUT, "in", $0) }
-        outputPorts = mixer.outputChannels.map { addPort(SPA_DIRECTION_OUTPUT, "out", $0) }
-        inputPortChannels = mixer.inputChannels
-        outputPortChannels = mixer.outputChannels
+        for k in groups.indices {
+            for channel in wantedChannels(groups[k].kind) { groups[k].append(addPort(groups[k], channel), channel: channel) }
+        }
         context.initialize(to: DSPContext(
-            renderer: engine.renderer, levels: levels.tap, owner: nil,
-            table: PortTable.make(inputs: inputPorts, outputs: outputPorts)))
+            renderer: engine.renderer, levels: levels.tap, owner: nil, table: makePortTable()))
         context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         levels.shape = { [unowned self] in (self.mixer.inputs, self.mixer.outputs) }
         levels.onPublish = { [unowned self] text in self.setProperty(LevelsCodec.property, text) }
@@ -171,13 +166,11 @@ public final class FilterNode {
         // ever see a port's first name. The old port keeps playing until the new one is
         // linked to the same peers (`finishReplacements`), then goes.
         finishReplacements()
-        for i in 0..<min(inputPorts.count, mixer.inputs) where inputPortChannels[i] != mixer.inputChannels[i] {
-            replace(.input, index: i, from: inputPortChannels[i], to: mixer.inputChannels[i])
-            inputPortChannels[i] = mixer.inputChannels[i]
-        }
-        for j in 0..<min(outputPorts.count, mixer.outputs) where outputPortChannels[j] != mixer.outputChannels[j] {
-            replace(.output, index: j, from: outputPortChannels[j], to: mixer.outputChannels[j])
-            outputPortChannels[j] = mixer.outputChannels[j]
+        for k in groups.indices {
+            let wanted = wantedChannels(groups[k].kind)
+            for i in 0..<min(groups[k].count, wanted.count) where groups[k].channels[i] != wanted[i] {
+                replace(group: k, index: i, to: wanted[i])
+            }
         }
         if !replacements.isEmpty {
             if let onPortsReplacing {
@@ -187,19 +180,17 @@ public final class FilterNode {
             }
         }
         var added = false
-        while inputPorts.count < mixer.inputs {
-            inputPortChannels.append(mixer.inputChannels[inputPorts.count])
-            inputPorts.append(addPort(SPA_DIRECTION_INPUT, "in", mixer.inputChannels[inputPorts.count]))
-            added = true
-        }
-        while outputPorts.count < mixer.outputs {
-            outputPortChannels.append(mixer.outputChannels[outputPorts.count])
-            outputPorts.append(addPort(SPA_DIRECTION_OUTPUT, "out", mixer.outputChannels[outputPorts.count]))
-            added = true
+        for k in groups.indices {
+            let wanted = wantedChannels(groups[k].kind)
+            while groups[k].count < wanted.count {
+                let channel = wanted[groups[k].count]
+                groups[k].append(addPort(groups[k], channel), channel: channel)
+                added = true
+            }
         }
         if added { swapPortTable() }
 
-        let leaving = inputPorts.count > mixer.inputs || outputPorts.count > mixer.outputs
+        let leaving = groups.contains { $0.count > wantedChannels($0.kind).count }
         guard leaving else {
             engine.replace(with: mixer)
             return
@@ -207,9 +198,10 @@ public final class FilterNode {
         // Render the ports that are leaving as muted channels: they fade out over the ramp.
         var fading = mixer
         do {
-            try fading.resize(inputs: inputPorts.count, outputs: outputPorts.count)
-            for i in mixer.inputs..<inputPorts.count { try fading.setInputMute(i, true) }
-            for j in mixer.outputs..<outputPorts.count { try fading.setOutputMute(j, true) }
+            let inputs = group(.audioInput).count, outputs = group(.audioOutput).count
+            try fading.resize(inputs: inputs, outputs: outputs)
+            for i in mixer.inputs..<inputs { try fading.setInputMute(i, true) }
+            for j in mixer.outputs..<outputs { try fading.setOutputMute(j, true) }
         } catch {
             Log.error("\(configuration.nodeName): cannot fade out ports: \(error)")
         }
@@ -234,39 +226,45 @@ public final class FilterNode {
     private func removeLeavingPorts() {
         removalArmedFor = nil
         finishReplacements()
-        let goneInputs = inputPorts.dropFirst(mixer.inputs), goneOutputs = outputPorts.dropFirst(mixer.outputs)
-        guard !goneInputs.isEmpty || !goneOutputs.isEmpty else { return }
-        let goneNames = inputPortChannels.dropFirst(mixer.inputs).map { "in_" + $0 }
-            + outputPortChannels.dropFirst(mixer.outputs).map { "out_" + $0 }
-        inputPorts.removeLast(goneInputs.count)
-        outputPorts.removeLast(goneOutputs.count)
-        inputPortChannels.removeLast(goneInputs.count)
-        outputPortChannels.removeLast(goneOutputs.count)
+        var gone: [(handle: UnsafeMutableRawPointer?, name: String)] = []
+        for k in groups.indices { gone += groups[k].removeAll(after: wantedChannels(groups[k].kind).count) }
+        guard !gone.isEmpty else { return }
         swapPortTable()
-        for port in goneInputs + goneOutputs { if let port { pw_filter_remove_port(port) } }
+        for port in gone { if let handle = port.handle { pw_filter_remove_port(handle) } }
+        let goneNames = gone.map(\.name)
         onPortsRemoved?(goneNames)
         engine.replace(with: mixer)
         publish()
     }
 
-    private func portProperties(_ prefix: String, _ channel: String) -> OpaquePointer? {
+    /// The channels the mixer wants ports of `kind` for, in order.
+    private func wantedChannels(_ kind: PortGroup.Kind) -> [String] {
+        switch kind {
+        case .audioInput: mixer.inputChannels
+        case .audioOutput: mixer.outputChannels
+        }
+    }
+
+    /// The group of `kind` (every kind has one, made in `groups`' initial value).
+    private func group(_ kind: PortGroup.Kind) -> PortGroup {
+        groups.first { $0.kind == kind } ?? PortGroup(kind)
+    }
+
+    /// A new port of `group` carrying `channel`.
+    private func addPort(_ group: PortGroup, _ channel: String) -> UnsafeMutableRawPointer? {
         let p = cpshim_properties_new()
-        let name = "\(prefix)_\(channel)"
+        let name = group.portName(channel)
         pw_properties_set(p, "port.name", name)
         pw_properties_set(p, "audio.channel", channel)
         pw_properties_set(p, "port.alias", "\(configuration.nodeDescription):\(name)")
-        return OpaquePointer(p)
-    }
-
-    private func addPort(_ direction: spa_direction, _ prefix: String, _ channel: String) -> UnsafeMutableRawPointer? {
-        let p = UnsafeMutablePointer<pw_properties>(portProperties(prefix, channel))
-        pw_properties_set(p, "format.dsp", "32 bit float mono audio")
-        return pw_filter_add_port(filter, direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
+        pw_properties_set(p, "format.dsp", group.format)
+        return pw_filter_add_port(filter, group.direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
     }
 
     /// A port being replaced by one under a new name.
     private struct Replacement {
-        let direction: Direction
+        /// The index of its group in `groups`.
+        let group: Int
         let index: Int
         let old: UnsafeMutableRawPointer?
         let new: UnsafeMutableRawPointer?
@@ -274,17 +272,16 @@ public final class FilterNode {
         let newName: String
     }
 
-    enum Direction { case input, output }
-
     /// Ports whose replacements exist but do not play yet.
     private var replacements: [Replacement] = []
 
-    private func replace(_ direction: Direction, index: Int, from oldChannel: String, to newChannel: String) {
-        let prefix = direction == .input ? "in" : "out"
-        let old = direction == .input ? inputPorts[index] : outputPorts[index]
-        let new = addPort(direction == .input ? SPA_DIRECTION_INPUT : SPA_DIRECTION_OUTPUT, prefix, newChannel)
-        replacements.append(Replacement(direction: direction, index: index, old: old, new: new,
-                                        oldName: "\(prefix)_\(oldChannel)", newName: "\(prefix)_\(newChannel)"))
+    /// Makes the replacement of port `index` of `groups[k]`, under the name of `channel`.
+    private func replace(group k: Int, index: Int, to channel: String) {
+        let new = addPort(groups[k], channel)
+        replacements.append(Replacement(group: k, index: index, old: groups[k].handles[index], new: new,
+                                        oldName: groups[k].portName(groups[k].channels[index]),
+                                        newName: groups[k].portName(channel)))
+        groups[k].rename(index, to: channel)
     }
 
     /// The new ports take over (the data thread swaps to them) and the old ones go, with their
@@ -293,12 +290,7 @@ public final class FilterNode {
         guard !replacements.isEmpty else { return }
         let done = replacements
         replacements = []
-        for r in done {
-            switch r.direction {
-            case .input: inputPorts[r.index] = r.new
-            case .output: outputPorts[r.index] = r.new
-            }
-        }
+        for r in done { groups[r.group].replace(r.index, with: r.new) }
         swapPortTable()
         for r in done { if let old = r.old { pw_filter_remove_port(old) } }
     }
@@ -308,7 +300,12 @@ public final class FilterNode {
     private func swapPortTable() {
         guard let filter else { return }
         let loop = pw_data_loop_get_loop(pw_context_get_data_loop(pw_core_get_context(pw_filter_get_core(filter))))
-        PortTable.swap(in: context, PortTable.make(inputs: inputPorts, outputs: outputPorts), on: loop)
+        PortTable.swap(in: context, makePortTable(), on: loop)
+    }
+
+    /// The data thread's table of the ports that play now.
+    private func makePortTable() -> UnsafeMutablePointer<PortTable> {
+        PortTable.make(inputs: group(.audioInput).handles, outputs: group(.audioOutput).handles)
     }
 
     /// Republishes Props (and PropInfo when the shape changed) so enum-params and pw-dump show the state.
