@@ -85,6 +85,17 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
     }
 }
 
+extension ParameterKind {
+    /// The kind of a key by its shape alone (`gain.in.FL` is an input gain, whatever the node's
+    /// channels): for what is checked before a node is at hand (a MIDI mapping's key).
+    public init?(key: String) {
+        let parts = key.split(separator: ".", omittingEmptySubsequences: false)
+        guard !parts.contains(where: \.isEmpty),
+              let kind = ParameterKind.allCases.first(where: { $0.family.matching(parts) != nil }) else { return nil }
+        self = kind
+    }
+}
+
 // The patterns are read with the standard library alone (split on ".", whole components
 // compared), not with `String.replacing` or `StringProtocol.contains(_:)`: those come from
 // _StringProcessing, which would link it and _RegexParser (about 1 MB) into the module.
@@ -94,6 +105,15 @@ extension ParameterFamily {
         pattern.split(separator: ".", omittingEmptySubsequences: false).map { part in
             part == "<in>" ? String(input) : part == "<out>" ? String(output) : String(part)
         }.joined(separator: ".")
+    }
+
+    /// The pattern's components if `parts` (a key split on ".") has its shape: the same
+    /// words, anything where the pattern has a placeholder.
+    func matching(_ parts: [Substring]) -> [Substring]? {
+        let pattern = self.pattern.split(separator: ".", omittingEmptySubsequences: false)
+        guard pattern.count == parts.count,
+              zip(pattern, parts).allSatisfy({ $0.0.hasPrefix("<") || $0.0 == $0.1 }) else { return nil }
+        return pattern
     }
 
     /// Whether the pattern has an input index (`<in>`).
@@ -165,9 +185,7 @@ public struct Parameter: Hashable, Sendable {
     public init(key: String, in mixer: Mixer) throws(CrosspointError) {
         let parts = key.split(separator: ".", omittingEmptySubsequences: false)
         for kind in ParameterKind.allCases {
-            let pattern = kind.family.pattern.split(separator: ".", omittingEmptySubsequences: false)
-            guard pattern.count == parts.count,
-                  zip(pattern, parts).allSatisfy({ $0.0.hasPrefix("<") || $0.0 == $0.1 }) else { continue }
+            guard let pattern = kind.family.matching(parts) else { continue }
             var input = 0, output = 0
             do throws(CrosspointError) {
                 for (placeholder, part) in zip(pattern, parts) {
