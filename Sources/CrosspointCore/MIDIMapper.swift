@@ -1,15 +1,17 @@
-/// Turns MIDI messages into parameter changes and parameter changes into MIDI feedback, for a
-/// node's list of mappings. Runs on the main loop (it returns arrays): the data thread only
-/// parses messages (`MIDIParser`) and hands them over.
+/// Turns MIDI into parameter changes and parameter changes into MIDI feedback, for a node's
+/// list of mappings. Runs on the main loop (it returns arrays), on what `MIDIInbox.collect`
+/// gives: each control's last message and its presses since the last collection.
 ///
 /// - 14-bit pairs: the coarse half (controller N) sets the value with the fine half at 0, as
 ///   MIDI 1.0 says; the fine half (N + 32) then refines it. A fine half with no coarse one
 ///   before it is ignored.
 /// - Pickup: a continuous key with pickup on follows its control only once the control
-///   reaches the key's value (within one step) or crosses it between two messages; until then
-///   messages are ignored. A change of the key from anywhere else lets go again.
-/// - On/off keys: toggle flips on each press (a note on; a control change rising to 64 or
-///   more); momentary is on while held (note on to note off; a control at 64 or more).
+///   reaches the key's value (within one and a half steps) or crosses it between two
+///   collections; until then the control is ignored. A change of the key from anywhere else
+///   lets go again.
+/// - On/off keys: toggle flips on each press (a note on; a controller rising to 64 or more),
+///   as many times as it was pressed; momentary follows the button (on from note on to note
+///   off, or while the controller is at 64 or more).
 /// - Feedback: `feedback(for:)` gives the messages that put each control where its key now
 ///   is, for the keys that changed since they were last sent. A value that came in on a
 ///   fader or a momentary button is not sent back to it; a toggle's button gets the state it
@@ -27,8 +29,6 @@ public struct MIDIMapper: Sendable {
         var lastPosition: Double?
         /// The value this control last gave its key.
         var applied: Double?
-        /// A control change on an on/off key: held (64 or more) at the last message.
-        var held = false
         /// The value the control was last put at (feedback, or its own message).
         var sent: Double?
     }
@@ -46,11 +46,11 @@ public struct MIDIMapper: Sendable {
         states = Array(repeating: State(), count: mappings.count)
     }
 
-    /// The changes `message` makes to a node in state `mixer`.
-    public mutating func changes(for message: MIDIMessage, in mixer: Mixer) -> [Change] {
+    /// The changes a control's news makes to a node in state `mixer`.
+    public mutating func changes(for record: MIDIRecord, in mixer: Mixer) -> [Change] {
         var changes: [Change] = []
         for k in mappings.indices {
-            guard let input = input(of: message, for: k),
+            guard let input = input(of: record, for: k),
                   let parameter = try? Parameter(key: mappings[k].key, in: mixer) else { continue }
             if let value = apply(input, to: k, current: mixer.value(of: parameter)) {
                 changes.append(Change(parameter: parameter, value: value, mapping: k))
@@ -59,25 +59,26 @@ public struct MIDIMapper: Sendable {
         return changes
     }
 
-    /// What a message means to mapping `k`: a position of its control, a press or a release.
-    private enum Input { case position(Double), press, release }
+    /// What a control's news means to mapping `k`: a position of its control, or for an on/off
+    /// key, its presses and whether the button is held now.
+    private enum Input { case position(Double), buttons(presses: Int, held: Bool) }
 
-    private mutating func input(of message: MIDIMessage, for k: Int) -> Input? {
+    private mutating func input(of record: MIDIRecord, for k: Int) -> Input? {
         let steps = Double(mappings[k].control.steps)
-        switch (mappings[k].control, message) {
+        let onOff = mappings[k].law == .onOff
+        switch (mappings[k].control, record.message) {
         case let (.controlChange(channel, controller), .controlChange(c, n, value)) where c == channel && n == controller:
-            return onOff(k) ? switchInput(k, held: value >= 64) : .position(Double(value) / steps)
+            return onOff ? .buttons(presses: record.presses, held: value >= 64) : .position(Double(value) / steps)
         case let (.controlChange14(channel, controller), .controlChange(c, n, value)) where c == channel && n == controller:
             states[k].coarse = UInt16(value)
-            let whole = UInt16(value) << 7
-            return onOff(k) ? switchInput(k, held: value >= 64) : .position(Double(whole) / steps)
+            return onOff ? .buttons(presses: record.presses, held: value >= 64) : .position(Double(UInt16(value) << 7) / steps)
         case let (.controlChange14(channel, controller), .controlChange(c, n, value)) where c == channel && n == controller &+ 32:
-            guard let coarse = states[k].coarse, !onOff(k) else { return nil }
+            guard let coarse = states[k].coarse, !onOff else { return nil }
             return .position(Double(coarse << 7 | UInt16(value)) / steps)
         case let (.note(channel, note), .noteOn(c, n, _)) where c == channel && n == note:
-            return .press
+            return .buttons(presses: record.presses, held: true)
         case let (.note(channel, note), .noteOff(c, n)) where c == channel && n == note:
-            return .release
+            return .buttons(presses: record.presses, held: false)
         case let (.pitchBend(channel), .pitchBend(c, value)) where c == channel:
             return .position(Double(value) / steps)
         default:
@@ -85,27 +86,20 @@ public struct MIDIMapper: Sendable {
         }
     }
 
-    private func onOff(_ k: Int) -> Bool { mappings[k].law == .onOff }
-
-    /// A control change on an on/off key: a press when it rises to 64 or more, a release when it falls.
-    private mutating func switchInput(_ k: Int, held: Bool) -> Input? {
-        defer { states[k].held = held }
-        if held == states[k].held { return mappings[k].switchMode == .momentary ? (held ? .press : .release) : nil }
-        return held ? .press : .release
-    }
-
     private mutating func apply(_ input: Input, to k: Int, current: ParameterValue) -> ParameterValue? {
         let mapping = mappings[k]
         switch (input, current) {
-        case (.press, .bool(let on)):
-            let next = mapping.switchMode == .toggle ? !on : true
-            // A toggle's button is sent the state it switched to; a momentary one is not echoed.
-            states[k].sent = mapping.switchMode == .toggle ? nil : (next ? 1 : 0)
+        case let (.buttons(presses, held), .bool(on)):
+            let next: Bool
+            if mapping.switchMode == .toggle {
+                guard presses % 2 == 1 else { return nil }
+                next = !on
+                states[k].sent = nil  // the button is told the state it switched to
+            } else {
+                next = held
+                states[k].sent = held ? 1 : 0  // a momentary button is not echoed
+            }
             return .bool(next)
-        case (.release, .bool):
-            guard mapping.switchMode == .momentary else { return nil }
-            states[k].sent = 0
-            return .bool(false)
         case let (.position(position), .number(now)):
             defer { states[k].lastPosition = position }
             if let applied = states[k].applied, !Self.same(applied, now) { states[k].engaged = false }

@@ -4,6 +4,8 @@
 
 import CAllocationCounter
 import CrosspointCore
+import Foundation
+import Synchronization
 import Testing
 
 @Suite("MIDI")
@@ -70,6 +72,81 @@ struct MIDITests {
             #expect(allocations == 0)
         }
         #expect(found == 404)
+    }
+
+    @Test("The inbox keeps each control's last message and counts presses, in slot order")
+    func inbox() {
+        let inbox = MIDIInbox.make()
+        defer { inbox.free() }
+        #expect(inbox.collect() == [])
+        for message: MIDIMessage in [
+            .pitchBend(channel: 2, value: 100), .controlChange(channel: 0, controller: 39, value: 5),
+            .controlChange(channel: 0, controller: 7, value: 10), .controlChange(channel: 0, controller: 7, value: 90),
+            .controlChange(channel: 0, controller: 7, value: 20), .controlChange(channel: 0, controller: 7, value: 64),
+            .noteOn(channel: 1, note: 60, velocity: 80), .noteOff(channel: 1, note: 60), .noteOn(channel: 1, note: 60, velocity: 1),
+            .controlChange(channel: 0, controller: 7, value: 30),
+        ] { inbox.receive(message) }
+        #expect(inbox.collect() == [
+            MIDIRecord(message: .controlChange(channel: 0, controller: 7, value: 30), presses: 2),
+            MIDIRecord(message: .controlChange(channel: 0, controller: 39, value: 5), presses: 0),
+            MIDIRecord(message: .noteOn(channel: 1, note: 60, velocity: 1), presses: 2),
+            MIDIRecord(message: .pitchBend(channel: 2, value: 100), presses: 0),
+        ])
+        #expect(inbox.collect() == [], "taken")
+        inbox.receive(.noteOff(channel: 1, note: 60))
+        #expect(inbox.collect() == [MIDIRecord(message: .noteOff(channel: 1, note: 60), presses: 0)])
+    }
+
+    @Test("Receiving allocates nothing (the data thread does it)")
+    func inboxAllocatesNothing() {
+        let inbox = MIDIInbox.make()
+        defer { inbox.free() }
+        let messages: [MIDIMessage] = [.controlChange(channel: 15, controller: 127, value: 127), .noteOn(channel: 3, note: 0, velocity: 9),
+                                       .noteOff(channel: 3, note: 0), .pitchBend(channel: 9, value: 16383)]
+        messages.withUnsafeBufferPointer { buffer in
+            for message in buffer { inbox.receive(message) }
+            crosspoint_alloc_counting_begin()
+            for _ in 0..<1000 { for message in buffer { inbox.receive(message) } }
+            #expect(crosspoint_alloc_counting_end() == 0)
+        }
+        #expect(inbox.collect().count == 3)
+    }
+
+    @Test("A flood from another thread: every control's last value lands, and every press is counted")
+    func inboxAcrossThreads() {
+        let inbox = MIDIInbox.make()
+        defer { inbox.free() }
+        let rounds = 200_000
+        final class Flag: Sendable { let done = Atomic<Bool>(false) }
+        let flag = Flag()
+        let producer = Thread {
+            for n in 0..<rounds {
+                inbox.receive(.controlChange(channel: 0, controller: UInt8(n % 8), value: UInt8(n % 128)))
+                inbox.receive(.controlChange(channel: 1, controller: 21, value: n % 2 == 0 ? 127 : 0))
+            }
+            inbox.receive(.pitchBend(channel: 5, value: 4321))
+            flag.done.store(true, ordering: .releasing)
+        }
+        producer.start()
+        var latest: [MIDIMessage] = []
+        var presses = 0, collections = 0
+        while true {
+            let finished = flag.done.load(ordering: .acquiring)
+            for record in inbox.collect() {
+                latest.removeAll { $0.sameControl(as: record.message) }
+                latest.append(record.message)
+                if case .controlChange(1, 21, _) = record.message { presses += record.presses }
+            }
+            collections += 1
+            if finished { break }
+        }
+        #expect(presses == rounds / 2)
+        for k in 0..<8 {
+            let last = (0..<rounds).last { $0 % 8 == k }!
+            #expect(latest.contains(.controlChange(channel: 0, controller: UInt8(k), value: UInt8(last % 128))), "controller \(k)")
+        }
+        #expect(latest.contains(.pitchBend(channel: 5, value: 4321)))
+        #expect(collections > 1)
     }
 
     @Test("Controls are written cc, cc14, note and bend, channels 1 to 16", arguments: [
@@ -141,114 +218,147 @@ struct MIDITests {
 
     func mixer() throws -> Mixer { try Mixer(inputs: 2, outputs: 2) }
 
-    /// Applies what the mapper makes of each message; returns the mixer.
-    func play(_ messages: [MIDIMessage], _ mapper: inout MIDIMapper, on start: Mixer) throws -> Mixer {
-        var mixer = start
-        for message in messages {
-            for change in mapper.changes(for: message, in: mixer) { try mixer.set(change.parameter, to: change.value) }
+    /// A node's MIDI path without the node: an inbox the messages go into (as the data thread
+    /// puts them), the mapper, and the mixer the changes apply to.
+    final class Path {
+        let inbox = MIDIInbox.make()
+        var mapper: MIDIMapper
+        var mixer: Mixer
+
+        init(_ mappings: [MIDIMapping], mixer: Mixer) {
+            mapper = MIDIMapper(mappings)
+            self.mixer = mixer
         }
-        return mixer
+
+        deinit { inbox.free() }
+
+        /// Each message received and collected on its own (`batched`: all received, then one
+        /// collection, as when a controller sends faster than the main loop collects).
+        func play(_ messages: [MIDIMessage], batched: Bool = false) throws {
+            for message in messages {
+                inbox.receive(message)
+                if !batched { try collect() }
+            }
+            try collect()
+        }
+
+        func collect() throws {
+            for record in inbox.collect() {
+                for change in mapper.changes(for: record, in: mixer) { try mixer.set(change.parameter, to: change.value) }
+            }
+        }
     }
 
     @Test("A fader without pickup sets its gain through the law at once")
     func faderWithoutPickup() throws {
-        var mapper = MIDIMapper([try MIDIMapping(control: .controlChange(channel: 0, controller: 7), key: "gain.in.1", pickup: false)])
-        let after = try play([.controlChange(channel: 0, controller: 7, value: 64)], &mapper, on: try mixer())
+        let path = Path([try MIDIMapping(control: .controlChange(channel: 0, controller: 7), key: "gain.in.1", pickup: false)], mixer: try mixer())
+        try path.play([.controlChange(channel: 0, controller: 7, value: 64)])
+        let after = path.mixer
         #expect(abs(Double(after.inputGains[1]) - FaderLaw.gain(position: 64.0 / 127)) < 1e-6)
         #expect(after.inputGains[0] == 1)
         // Another channel or controller: nothing.
-        let same = try play([.controlChange(channel: 1, controller: 7, value: 0), .controlChange(channel: 0, controller: 8, value: 0)], &mapper, on: after)
-        #expect(same == after)
+        try path.play([.controlChange(channel: 1, controller: 7, value: 0), .controlChange(channel: 0, controller: 8, value: 0)])
+        #expect(path.mixer == after)
     }
 
     @Test("Pickup: the key follows once the fader reaches or crosses its value, and lets go after a change from elsewhere")
     func pickup() throws {
-        var mapper = MIDIMapper([try MIDIMapping(control: .controlChange(channel: 0, controller: 7), key: "gain.master")])
-        var mixer = try mixer()  // master at unity: position 0.78, 7-bit 99.3
-        mixer = try play([.controlChange(channel: 0, controller: 7, value: 10), .controlChange(channel: 0, controller: 7, value: 60)], &mapper, on: mixer)
-        #expect(mixer.masterGain == 1, "below the value: not picked up")
-        mixer = try play([.controlChange(channel: 0, controller: 7, value: 110)], &mapper, on: mixer)
-        #expect(abs(Double(mixer.masterGain) - FaderLaw.gain(position: 110.0 / 127)) < 1e-6, "crossed: follows")
-        mixer = try play([.controlChange(channel: 0, controller: 7, value: 20)], &mapper, on: mixer)
-        #expect(abs(Double(mixer.masterGain) - FaderLaw.gain(position: 20.0 / 127)) < 1e-6, "engaged: follows anywhere")
+        // The master at unity: position 0.78, 7-bit 99.3.
+        let path = Path([try MIDIMapping(control: .controlChange(channel: 0, controller: 7), key: "gain.master")], mixer: try mixer())
+        try path.play([.controlChange(channel: 0, controller: 7, value: 10), .controlChange(channel: 0, controller: 7, value: 60)])
+        #expect(path.mixer.masterGain == 1, "below the value: not picked up")
+        try path.play([.controlChange(channel: 0, controller: 7, value: 110)])
+        #expect(abs(Double(path.mixer.masterGain) - FaderLaw.gain(position: 110.0 / 127)) < 1e-6, "crossed: follows")
+        try path.play([.controlChange(channel: 0, controller: 7, value: 20)])
+        #expect(abs(Double(path.mixer.masterGain) - FaderLaw.gain(position: 20.0 / 127)) < 1e-6, "engaged: follows anywhere")
         // Someone else sets the master: the fader lets go until it reaches it again.
-        try mixer.setMasterGain(1)
-        mixer = try play([.controlChange(channel: 0, controller: 7, value: 30)], &mapper, on: mixer)
-        #expect(mixer.masterGain == 1)
-        mixer = try play([.controlChange(channel: 0, controller: 7, value: 99)], &mapper, on: mixer)
-        #expect(abs(Double(mixer.masterGain) - FaderLaw.gain(position: 99.0 / 127)) < 1e-6, "within a step of it: follows")
+        try path.mixer.setMasterGain(1)
+        try path.play([.controlChange(channel: 0, controller: 7, value: 30)])
+        #expect(path.mixer.masterGain == 1)
+        try path.play([.controlChange(channel: 0, controller: 7, value: 99)])
+        #expect(abs(Double(path.mixer.masterGain) - FaderLaw.gain(position: 99.0 / 127)) < 1e-6, "within a step of it: follows")
     }
 
     @Test("14-bit pairs and pitch bend use every step; a fine half alone is ignored")
     func fourteenBit() throws {
-        var mapper = MIDIMapper([
+        let path = Path([
             try MIDIMapping(control: .controlChange14(channel: 0, controller: 1), key: "gain.out.0", pickup: false),
             try MIDIMapping(control: .pitchBend(channel: 4), key: "matrix.1.0", pickup: false),
-        ])
-        var mixer = try play([.controlChange(channel: 0, controller: 33, value: 5)], &mapper, on: try mixer())
-        #expect(mixer.outputGains[0] == 1)
-        mixer = try play([.controlChange(channel: 0, controller: 1, value: 100), .controlChange(channel: 0, controller: 33, value: 18)], &mapper, on: mixer)
-        #expect(abs(Double(mixer.outputGains[0]) - FaderLaw.gain(position: Double(100 << 7 | 18) / 16383)) < 1e-6)
-        mixer = try play([.pitchBend(channel: 4, value: 12808)], &mapper, on: mixer)
-        #expect(abs(Double(mixer.crosspoint(input: 1, output: 0)) - 1) < 0.0001)
+        ], mixer: try mixer())
+        try path.play([.controlChange(channel: 0, controller: 33, value: 5)])
+        #expect(path.mixer.outputGains[0] == 1)
+        try path.play([.controlChange(channel: 0, controller: 1, value: 100), .controlChange(channel: 0, controller: 33, value: 18)])
+        #expect(abs(Double(path.mixer.outputGains[0]) - FaderLaw.gain(position: Double(100 << 7 | 18) / 16383)) < 1e-6)
+        // Both halves in one collection: the coarse one is taken first.
+        try path.play([.controlChange(channel: 0, controller: 1, value: 90), .controlChange(channel: 0, controller: 33, value: 7)], batched: true)
+        #expect(abs(Double(path.mixer.outputGains[0]) - FaderLaw.gain(position: Double(90 << 7 | 7) / 16383)) < 1e-6)
+        try path.play([.pitchBend(channel: 4, value: 12808)])
+        #expect(abs(Double(path.mixer.crosspoint(input: 1, output: 0)) - 1) < 0.0001)
     }
 
     @Test("Toggles flip on each press, momentary mutes follow the button")
     func switches() throws {
-        var mapper = MIDIMapper([
+        let path = Path([
             try MIDIMapping(control: .note(channel: 0, note: 60), key: "mute.in.0"),
             try MIDIMapping(control: .controlChange(channel: 0, controller: 20), key: "mute.in.1", switchMode: .momentary),
             try MIDIMapping(control: .controlChange(channel: 0, controller: 21), key: "mute.out.0"),
-        ])
-        var mixer = try mixer()
-        mixer = try play([.noteOn(channel: 0, note: 60, velocity: 100), .noteOff(channel: 0, note: 60)], &mapper, on: mixer)
-        #expect(mixer.inputMutes[0])
-        mixer = try play([.noteOn(channel: 0, note: 60, velocity: 1)], &mapper, on: mixer)
-        #expect(!mixer.inputMutes[0])
-        mixer = try play([.controlChange(channel: 0, controller: 20, value: 127)], &mapper, on: mixer)
-        #expect(mixer.inputMutes[1])
-        mixer = try play([.controlChange(channel: 0, controller: 20, value: 0)], &mapper, on: mixer)
-        #expect(!mixer.inputMutes[1])
+        ], mixer: try mixer())
+        try path.play([.noteOn(channel: 0, note: 60, velocity: 100), .noteOff(channel: 0, note: 60)])
+        #expect(path.mixer.inputMutes[0])
+        try path.play([.noteOn(channel: 0, note: 60, velocity: 1)])
+        #expect(!path.mixer.inputMutes[0])
+        try path.play([.controlChange(channel: 0, controller: 20, value: 127)])
+        #expect(path.mixer.inputMutes[1])
+        try path.play([.controlChange(channel: 0, controller: 20, value: 0)])
+        #expect(!path.mixer.inputMutes[1])
         // A button's cc as a toggle: a press is a rise to 64 or more; holding it flips nothing more.
-        mixer = try play([.controlChange(channel: 0, controller: 21, value: 127), .controlChange(channel: 0, controller: 21, value: 127)], &mapper, on: mixer)
-        #expect(mixer.outputMutes[0])
-        mixer = try play([.controlChange(channel: 0, controller: 21, value: 0), .controlChange(channel: 0, controller: 21, value: 127)], &mapper, on: mixer)
-        #expect(!mixer.outputMutes[0])
+        try path.play([.controlChange(channel: 0, controller: 21, value: 127), .controlChange(channel: 0, controller: 21, value: 127)])
+        #expect(path.mixer.outputMutes[0])
+        try path.play([.controlChange(channel: 0, controller: 21, value: 0), .controlChange(channel: 0, controller: 21, value: 127)])
+        #expect(!path.mixer.outputMutes[0])
+        // Faster than the main loop collects: a toggle flips once per press, a momentary one ends as it was left.
+        let presses = (0..<5).flatMap { _ in [MIDIMessage.noteOn(channel: 0, note: 60, velocity: 90), .noteOff(channel: 0, note: 60)] }
+        try path.play(presses, batched: true)
+        #expect(path.mixer.inputMutes[0], "5 presses flip it once more than 4")
+        try path.play(presses + presses.prefix(2), batched: true)
+        #expect(path.mixer.inputMutes[0], "6 presses leave it as it was")
+        try path.play([.controlChange(channel: 0, controller: 20, value: 127), .controlChange(channel: 0, controller: 20, value: 0),
+                       .controlChange(channel: 0, controller: 20, value: 100)], batched: true)
+        #expect(path.mixer.inputMutes[1], "held at the end")
     }
 
     @Test("Feedback puts controls where their keys are, once per change, not back to the fader that moved it")
     func feedback() throws {
-        var mapper = MIDIMapper([
+        let path = Path([
             try MIDIMapping(control: .controlChange(channel: 0, controller: 7), key: "gain.in.0", pickup: false),
             try MIDIMapping(control: .controlChange14(channel: 1, controller: 2), key: "gain.in.0"),
             try MIDIMapping(control: .note(channel: 0, note: 60), key: "mute.in.0"),
             try MIDIMapping(control: .pitchBend(channel: 3), key: "gain.master"),
-        ])
-        var mixer = try mixer()
+        ], mixer: try mixer())
         // Everything, the first time: unity is 7-bit 99, 14-bit 12808 (100 << 7 | 8), a mute off is a note off.
-        #expect(mapper.feedback(for: mixer) == [
+        #expect(path.mapper.feedback(for: path.mixer) == [
             .controlChange(channel: 0, controller: 7, value: 99),
             .controlChange(channel: 1, controller: 2, value: 100), .controlChange(channel: 1, controller: 34, value: 8),
             .noteOff(channel: 0, note: 60), .pitchBend(channel: 3, value: 12808),
         ])
-        #expect(mapper.feedback(for: mixer) == [], "nothing changed")
+        #expect(path.mapper.feedback(for: path.mixer) == [], "nothing changed")
         // A change from elsewhere goes to every control of its key.
-        try mixer.setInputGain(0, 0.5)
+        try path.mixer.setInputGain(0, 0.5)
         let half = FaderLaw.position(gain: 0.5)
-        #expect(mapper.feedback(for: mixer) == [
+        #expect(path.mapper.feedback(for: path.mixer) == [
             .controlChange(channel: 0, controller: 7, value: UInt8((half * 127).rounded())),
             .controlChange(channel: 1, controller: 2, value: UInt8(Int((half * 16383).rounded()) >> 7)),
             .controlChange(channel: 1, controller: 34, value: UInt8(Int((half * 16383).rounded()) & 127)),
         ])
         // The fader moves it: the other control of the key follows, the fader is not echoed.
-        mixer = try play([.controlChange(channel: 0, controller: 7, value: 120)], &mapper, on: mixer)
-        let moved = mapper.feedback(for: mixer)
+        try path.play([.controlChange(channel: 0, controller: 7, value: 120)])
+        let moved = path.mapper.feedback(for: path.mixer)
         #expect(moved.count == 2 && !moved.contains { $0.channel == 0 })
         // A toggle's button is told the state it switched to (its light).
-        mixer = try play([.noteOn(channel: 0, note: 60, velocity: 127)], &mapper, on: mixer)
-        #expect(mapper.feedback(for: mixer) == [.noteOn(channel: 0, note: 60, velocity: 127)])
-        mapper.resendAll()
-        #expect(mapper.feedback(for: mixer).count == 5)
+        try path.play([.noteOn(channel: 0, note: 60, velocity: 127)])
+        #expect(path.mapper.feedback(for: path.mixer) == [.noteOn(channel: 0, note: 60, velocity: 127)])
+        path.mapper.resendAll()
+        #expect(path.mapper.feedback(for: path.mixer).count == 5)
     }
 
     @Test("A key the node does not have (fewer channels, another name) is skipped")
@@ -258,7 +368,20 @@ struct MIDITests {
             try MIDIMapping(control: .controlChange(channel: 0, controller: 7), key: "gain.in.LFE", pickup: false),
         ])
         let mixer = try mixer()
-        #expect(mapper.changes(for: .controlChange(channel: 0, controller: 7, value: 1), in: mixer) == [])
+        #expect(mapper.changes(for: MIDIRecord(message: .controlChange(channel: 0, controller: 7, value: 1), presses: 0), in: mixer) == [])
         #expect(mapper.feedback(for: mixer) == [])
+    }
+}
+
+extension MIDIMessage {
+    /// Whether two messages come from the same control (the same slot of an inbox).
+    func sameControl(as other: MIDIMessage) -> Bool {
+        switch (self, other) {
+        case let (.controlChange(a, n, _), .controlChange(b, m, _)): a == b && n == m
+        case let (.noteOn(a, n, _), .noteOn(b, m, _)), let (.noteOn(a, n, _), .noteOff(b, m)),
+             let (.noteOff(a, n), .noteOn(b, m, _)), let (.noteOff(a, n), .noteOff(b, m)): a == b && n == m
+        case let (.pitchBend(a, _), .pitchBend(b, _)): a == b
+        default: false
+        }
     }
 }

@@ -8,10 +8,11 @@
 //
 // A line is `CONTROL = KEY [toggle|momentary|nopickup]`, read with MIDIControl(text:) and
 // MIDIMapping(...): bad ones are refused with an error, never a trap. The bytes go through
-// MIDIParser (running status, SysEx, real-time bytes, truncation) whole and again split at
-// every point (the same messages), and each message through MIDIMapper on each fuzz shape:
-// every change it makes is one the mixer accepts (the mapper never proposes an invalid
-// value), and every feedback message is one the parser reads back as itself.
+// MIDIParser (running status, SysEx, real-time bytes, truncation) whole and again split
+// at a point the input picks (the same messages), and the messages through a MIDIInbox
+// (collected after each, then all at once) and MIDIMapper on each fuzz shape: every change it
+// makes is one the mixer accepts (the mapper never proposes an invalid value), and every
+// feedback message is one the parser reads back as itself.
 //
 // Build and run: scripts/fuzz. Seeds: Tests/Fuzz/corpus/midi.
 import CrosspointCore
@@ -52,23 +53,33 @@ public func fuzzMIDI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let again = midi.prefix(cut).compactMap { carried.feed($0) } + midi.dropFirst(cut).compactMap { carried.feed($0) }
     guard again == messages else { fatalError("a split stream parsed differently") }
 
+    let inbox = MIDIInbox.make()
+    defer { inbox.free() }
     for shape in fuzzShapes {
-        var mixer = shape
-        var mapper = MIDIMapper(mappings)
-        for message in messages.prefix(512) {
-            for change in mapper.changes(for: message, in: mixer) {
-                do {
-                    try mixer.set(change.parameter, to: change.value)
-                } catch {
-                    fatalError("\(message) made \(change.parameter.key) = \(change.value), which the mixer refused: \(error)")
+        // Collected after each message, then all at once (a flood): the same rules either way.
+        for batched in [false, true] {
+            var mixer = shape
+            var mapper = MIDIMapper(mappings)
+            for (n, message) in messages.prefix(512).enumerated() {
+                inbox.receive(message)
+                guard !batched || n == min(messages.count, 512) - 1 else { continue }
+                for record in inbox.collect() {
+                    for change in mapper.changes(for: record, in: mixer) {
+                        do {
+                            try mixer.set(change.parameter, to: change.value)
+                        } catch {
+                            fatalError("\(record) made \(change.parameter.key) = \(change.value), which the mixer refused: \(error)")
+                        }
+                    }
+                }
+                for feedback in mapper.feedback(for: mixer) {
+                    let (a, b, c) = feedback.bytes
+                    var reader = MIDIParser()
+                    let read = [a, b, c].compactMap { reader.feed($0) }
+                    guard read == [feedback] else { fatalError("feedback \(feedback) reads back as \(read)") }
                 }
             }
-            for feedback in mapper.feedback(for: mixer) {
-                let (a, b, c) = feedback.bytes
-                var reader = MIDIParser()
-                let read = [a, b, c].compactMap { reader.feed($0) }
-                guard read == [feedback] else { fatalError("feedback \(feedback) reads back as \(read)") }
-            }
+            _ = inbox.collect()
         }
     }
     return 0
