@@ -62,12 +62,6 @@ public enum MIDIControl: Hashable, Sendable, CustomStringConvertible {
         case .controlChange14, .pitchBend: 16383
         }
     }
-
-    var channel: UInt8 {
-        switch self {
-        case let .controlChange(channel, _), let .controlChange14(channel, _), let .note(channel, _), let .pitchBend(channel): channel
-        }
-    }
 }
 
 /// The fader law of the gains: a position from 0 (the bottom) to 1 (the top) to a linear gain.
