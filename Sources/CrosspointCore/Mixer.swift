@@ -31,6 +31,8 @@ public struct Mixer: Equatable, Sendable {
     /// Cross-point gains, row-major: `matrix[input * outputs + output]`.
     public private(set) var matrix: [Float]
     public private(set) var rampMilliseconds = Mixer.defaultRampMilliseconds
+    /// MIDI control: the ports and the mappings (`midi`, `midi.map`; MIDISetup.swift).
+    public internal(set) var midi = MIDISetup()
 
     /// A mixer that passes audio with no gain set; see `defaultMatrix`.
     public init(inputs: Int, outputs: Int, inputChannels: [String]? = nil, outputChannels: [String]? = nil)

@@ -18,11 +18,13 @@ public struct ParameterFamily: Sendable, Equatable {
     public let access: Access
     /// The range in words, where the number range does not say it (`channel-map`).
     public let rangeNote: String?
+    /// The default in words, where the type's usual one does not say it (`midi.map`).
+    public let defaultNote: String?
 
     public enum Access: Sendable { case readWrite, writeOnly }
 
     init(pattern: String, type: ValueType, defaultValue: Double, range: ClosedRange<Double>, summary: String,
-         access: Access = .readWrite, rangeNote: String? = nil) {
+         access: Access = .readWrite, rangeNote: String? = nil, defaultNote: String? = nil) {
         self.pattern = pattern
         self.type = type
         self.defaultValue = defaultValue
@@ -30,6 +32,7 @@ public struct ParameterFamily: Sendable, Equatable {
         self.summary = summary
         self.access = access
         self.rangeNote = rangeNote
+        self.defaultNote = defaultNote
     }
 }
 
@@ -38,7 +41,7 @@ public struct ParameterFamily: Sendable, Equatable {
 /// (`Mixer.value(of:)` and `Mixer.set(_:to:)`).
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute
-    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, levelsWatch
+    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, levelsWatch
 
     public var family: ParameterFamily {
         switch self {
@@ -77,6 +80,14 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
         case .outputPositions:
             .init(pattern: "output.position", type: .names, defaultValue: 0, range: 1...256,
                   summary: "Channel names of the outputs (their ports are out_<name>); sets the count too")
+        case .midiPorts:
+            .init(pattern: "midi", type: .bool, defaultValue: 0, range: 0...1,
+                  summary: "MIDI control: a midi_in port for controllers and a midi_out port for their feedback; switched live")
+        case .midiMap:
+            .init(pattern: "midi.map", type: .names, defaultValue: 0, range: 0...Double(MIDISetup.mappingLimit),
+                  summary: "MIDI mappings, one string each: CONTROL KEY [toggle|momentary] [nopickup], e.g. \"cc 1 7 gain.in.0\" (README: MIDI control)",
+                  rangeNote: "0 to \(MIDISetup.mappingLimit) mappings; CONTROL is cc CH N, cc14 CH N, note CH N or bend CH (channels 1 to 16)",
+                  defaultNote: "none")
         case .levelsWatch:
             .init(pattern: LevelWatch.key, type: .intArray, defaultValue: 0, range: 0...Double(Int32.max),
                   summary: "A request, not a setting (not in Props): the node publishes its levels in the node property crosspoint.levels every interval ms (at least 33) for 4 s; renew it to keep them coming, interval 0 stops",
@@ -243,6 +254,8 @@ extension Mixer {
         case .outputCount: .number(Double(outputs))
         case .inputPositions: .names(inputChannels)
         case .outputPositions: .names(outputChannels)
+        case .midiPorts: .bool(midi.ports)
+        case .midiMap: .names(midi.texts)
         case .levelsWatch: .ints([])  // write-only: nothing to read back
         }
     }
@@ -264,6 +277,11 @@ extension Mixer {
         case let (.outputCount, .number(v)): try resize(inputs: inputs, outputs: try Mixer.count(v, key: key))
         case let (.inputPositions, .names(names)): try setChannels(inputs: names)
         case let (.outputPositions, .names(names)): try setChannels(outputs: names)
+        case (.midiPorts, _): setMIDIPorts(try Mixer.flag(value, key: key))
+        case let (.midiMap, .names(texts)): try setMIDIMappings(texts)
+        case (.midiMap, .ints([])): try setMIDIMappings([])  // an empty list reads as either
+        case (.midiMap, _):
+            throw .invalidValue(key: key, reason: "expects a list of mappings like [ \"cc 1 7 gain.in.0\" ], got \(value)")
         // A request to the running node, which takes it out of a set-param before the model
         // sees the rest (FilterNode): the model checks it and is left as it is.
         case (.levelsWatch, _): _ = try LevelWatch(value)
@@ -322,6 +340,7 @@ extension Parameter {
                 range = "\(Gain.format(f.range.lowerBound)) to \(Gain.format(f.range.upperBound))"
             }
             if let note = f.rangeNote { range = note }
+            if let note = f.defaultNote { def = note }
             if f.access == .writeOnly { def = "none (write-only)" }
             lines.append("| `\(f.pattern)` | \(f.type.rawValue) | \(def) | \(range) | \(f.summary) |")
         }

@@ -24,6 +24,8 @@
 /// per output in each row. `format`, `version`, `inputs`, `outputs` and `matrix` are
 /// required; a missing `input.position`/`output.position` means the default channel names,
 /// missing gains 1, missing mutes false, a missing `ramp.ms` the default ramp.
+/// `midi` and `midi.map` (MIDI control, MIDISetup.swift) are written only when MIDI control is
+/// set up; a preset without them leaves the node's MIDI control as it is.
 /// Applying a preset checks every value with the mixer's own setters, so an error names the
 /// parameter key (`gain.in.1: 12.0 is outside -10.0...10.0`) and changes nothing.
 public struct Preset: Codable, Equatable, Sendable {
@@ -45,6 +47,9 @@ public struct Preset: Codable, Equatable, Sendable {
     /// One row per input, one gain per output.
     public var matrix: [[Double]]
     public var rampMilliseconds: Double
+    /// MIDI control (`midi`, `midi.map`): nil leaves it as it is.
+    public var midiPorts: Bool?
+    public var midiMappings: [String]?
 
     enum CodingKeys: String, CodingKey {
         case format, version, inputs, outputs
@@ -54,6 +59,7 @@ public struct Preset: Codable, Equatable, Sendable {
         case outputGains = "gain.out", outputMutes = "mute.out"
         case matrix
         case rampMilliseconds = "ramp.ms"
+        case midiPorts = "midi", midiMappings = "midi.map"
     }
 
     /// The state of `mixer`. Gains are written as the shortest decimal that reads back as the
@@ -75,6 +81,10 @@ public struct Preset: Codable, Equatable, Sendable {
             (0..<mixer.outputs).map { j in Preset.decimal(mixer.crosspoint(input: i, output: j)) }
         }
         rampMilliseconds = mixer.rampMilliseconds
+        if mixer.midi != MIDISetup() {
+            midiPorts = mixer.midi.ports
+            midiMappings = mixer.midi.texts
+        }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -96,6 +106,8 @@ public struct Preset: Codable, Equatable, Sendable {
         outputGains = try c.decodeIfPresent([Double].self, forKey: .outputGains) ?? Array(repeating: 1, count: m)
         outputMutes = try c.decodeIfPresent([Bool].self, forKey: .outputMutes) ?? Array(repeating: false, count: m)
         rampMilliseconds = try c.decodeIfPresent(Double.self, forKey: .rampMilliseconds) ?? Mixer.defaultRampMilliseconds
+        midiPorts = try c.decodeIfPresent(Bool.self, forKey: .midiPorts)
+        midiMappings = try c.decodeIfPresent([String].self, forKey: .midiMappings)
     }
 
     /// Checks the tag, the version and that every list has the length the preset's shape asks for.
@@ -167,6 +179,8 @@ extension Mixer {
         }
         try next.setMatrix(rows: preset.matrix)
         try next.setRamp(milliseconds: preset.rampMilliseconds)
+        if let ports = preset.midiPorts { next.setMIDIPorts(ports) }
+        if let mappings = preset.midiMappings { try next.setMIDIMappings(mappings) }
         self = next
     }
 }
@@ -177,12 +191,12 @@ extension Preset {
     /// The keys of a preset, in the order they are written.
     public static let keys = [
         "format", "version", "inputs", "outputs", "input.position", "output.position", "gain.master", "mute.master",
-        "gain.in", "mute.in", "gain.out", "mute.out", "matrix", "ramp.ms",
+        "gain.in", "mute.in", "gain.out", "mute.out", "matrix", "ramp.ms", "midi", "midi.map",
     ]
 
     /// The preset as JSON (the file `crosspoint save` writes, the `mixer` of a state file).
     public var json: JSONValue {
-        .object([
+        var members: [(String, JSONValue)] = [
             ("format", .string(format)), ("version", .number(Double(version))),
             ("inputs", .number(Double(inputs))), ("outputs", .number(Double(outputs))),
             ("input.position", .array(inputChannels.map(JSONValue.string))),
@@ -192,7 +206,10 @@ extension Preset {
             ("gain.out", .array(outputGains.map(JSONValue.number))), ("mute.out", .array(outputMutes.map(JSONValue.bool))),
             ("matrix", .array(matrix.map { .array($0.map(JSONValue.number)) })),
             ("ramp.ms", .number(rampMilliseconds)),
-        ])
+        ]
+        if let midiPorts { members.append(("midi", .bool(midiPorts))) }
+        if let midiMappings { members.append(("midi.map", .array(midiMappings.map(JSONValue.string)))) }
+        return .object(members)
     }
 
     /// Reads a preset from JSON: `format`, `version`, `inputs`, `outputs` and `matrix` are
@@ -232,5 +249,7 @@ extension Preset {
         outputGains = try doubles("gain.out", m2, 1)
         outputMutes = try bools("mute.out", m2)
         rampMilliseconds = try m["ramp.ms"]?.double("ramp.ms") ?? Mixer.defaultRampMilliseconds
+        midiPorts = try m["midi"]?.bool("midi")
+        midiMappings = try m["midi.map"]?.list("midi.map", limit: MIDISetup.mappingLimit) { v, k throws(CrosspointError) in try v.string(k) }
     }
 }

@@ -29,6 +29,13 @@ public final class FilterNode {
     private var publishedShape: (Int, Int)
     /// The levels, published in the node property `crosspoint.levels` while someone watches.
     private let levels: LevelPublisher
+    /// MIDI control, made the first time the node has its MIDI ports (MIDIPorts.swift).
+    private var midi: MIDIControlCenter?
+    /// While MIDI moves parameters, Props and `onChange` follow at most every
+    /// `midiPublishInterval` ms (the audio follows at once); the last change always lands.
+    private var publishTimer: UnsafeMutablePointer<spa_source>?
+    private var publishPending = false
+    static let midiPublishInterval: UInt64 = 30
     /// Called on the main loop when the filter fails (e.g. its connection breaks).
     public var onError: ((String) -> Void)?
     /// Called on the main loop after every accepted change of the mixer.
@@ -72,6 +79,12 @@ public final class FilterNode {
         context.initialize(to: DSPContext(
             renderer: engine.renderer, levels: levels.tap, owner: nil, table: makePortTable()))
         context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+        if mixer.midi.ports {
+            let center = MIDIControlCenter(loop: loop) { [unowned self] in self.midiArrived() }
+            midi = center
+            context.pointee.midi = center.realtime
+            center.sendFeedback(for: mixer)
+        }
         levels.shape = { [unowned self] in (self.mixer.inputs, self.mixer.outputs) }
         levels.onPublish = { [unowned self] text in self.setProperty(LevelsCodec.property, text) }
 
@@ -93,11 +106,15 @@ public final class FilterNode {
         levels.destroy()
         if let removalTimer { cpshim_loop_destroy_source(loop, removalTimer) }
         removalTimer = nil
+        if let publishTimer { cpshim_loop_destroy_source(loop, publishTimer) }
+        publishTimer = nil
         if let filter {
             self.filter = nil
             spa_hook_remove(listener)
             pw_filter_destroy(filter)
         }
+        midi?.destroy()
+        midi = nil
         PortTable.destroy(context.pointee.table)
         context.deinitialize(count: 1)
         context.deallocate()
@@ -152,10 +169,37 @@ public final class FilterNode {
     /// Makes `next` the node's state: adds the ports it needs, fades out the ones it no
     /// longer has (removed when the timer fires), hands the mix to the renderer, republishes.
     private func commit(_ next: Mixer) {
+        let midiWasOn = mixer.midi.ports
         mixer = next
         syncPorts()
         publish()
         onChange?(mixer)
+        if mixer.midi.ports && !midiWasOn { midi?.resendAll() }
+        midi?.sendFeedback(for: mixer)
+    }
+
+    /// MIDI arrived (the data thread woke the main loop): the changes it makes play at once;
+    /// Props and `onChange` follow within `midiPublishInterval`.
+    private func midiArrived() {
+        guard let midi else { return }
+        if let next = midi.applyArrivals(to: mixer, node: configuration.nodeName) {
+            mixer = next
+            syncPorts()
+            if !publishPending {
+                publishPending = true
+                if publishTimer == nil {
+                    let data = Unmanaged.passUnretained(self).toOpaque()
+                    publishTimer = cpshim_loop_add_timer(loop, { data, _ in
+                        let node = Unmanaged<FilterNode>.fromOpaque(data!).takeUnretainedValue()
+                        node.publishPending = false
+                        node.publish()
+                        node.onChange?(node.mixer)
+                    }, data)
+                }
+                if let publishTimer { _ = cpshim_loop_arm_timer(loop, publishTimer, Self.midiPublishInterval) }
+            }
+        }
+        midi.sendFeedback(for: mixer)
     }
 
     /// Brings ports and renderer in line with `mixer`.
@@ -178,6 +222,11 @@ public final class FilterNode {
             } else {
                 finishReplacements()
             }
+        }
+        if mixer.midi.ports && midi == nil {
+            let center = MIDIControlCenter(loop: loop) { [unowned self] in self.midiArrived() }
+            midi = center
+            context.pointee.midi = center.realtime
         }
         var added = false
         for k in groups.indices {
@@ -242,6 +291,8 @@ public final class FilterNode {
         switch kind {
         case .audioInput: mixer.inputChannels
         case .audioOutput: mixer.outputChannels
+        case .midiInput: mixer.midi.ports ? ["in"] : []
+        case .midiOutput: mixer.midi.ports ? ["out"] : []
         }
     }
 
@@ -255,7 +306,7 @@ public final class FilterNode {
         let p = cpshim_properties_new()
         let name = group.portName(channel)
         pw_properties_set(p, "port.name", name)
-        pw_properties_set(p, "audio.channel", channel)
+        if !group.kind.isMIDI { pw_properties_set(p, "audio.channel", channel) }
         pw_properties_set(p, "port.alias", "\(configuration.nodeDescription):\(name)")
         pw_properties_set(p, "format.dsp", group.format)
         return pw_filter_add_port(filter, group.direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
@@ -305,7 +356,8 @@ public final class FilterNode {
 
     /// The data thread's table of the ports that play now.
     private func makePortTable() -> UnsafeMutablePointer<PortTable> {
-        PortTable.make(inputs: group(.audioInput).handles, outputs: group(.audioOutput).handles)
+        PortTable.make(inputs: group(.audioInput).handles, outputs: group(.audioOutput).handles,
+                       midiInput: group(.midiInput).handles.first ?? nil, midiOutput: group(.midiOutput).handles.first ?? nil)
     }
 
     /// Republishes Props (and PropInfo when the shape changed) so enum-params and pw-dump show the state.
@@ -349,6 +401,13 @@ public final class FilterNode {
             guard portData == nil, id == SPA_PARAM_Props.rawValue, let param,
                   let node = FilterNode.node(data) else { return }
             node.propsChanged(param)
+        }
+        events.add_buffer = { data, portData, _ in
+            // midi_out was linked (its buffers arrive): send the linked surface every control,
+            // once the link runs.
+            guard let node = FilterNode.node(data), let portData,
+                  portData == node.group(.midiOutput).handles.first ?? nil else { return }
+            node.midi?.resendSoon()
         }
         events.destroy = { data in
             // The core destroyed the filter (it is going away): forget it, free the rest later.

@@ -45,6 +45,9 @@ public struct NodeConfiguration: Sendable {
         .init(name: "ramp.ms", example: "10", summary: "Ramp time of every gain change, ms (0 = jump)"),
         .init(name: "state.persist", example: "true", summary: "Save the state in $XDG_STATE_HOME/crosspoint/<node.name>/ and restore it on load"),
         .init(name: "state.links", example: "true", summary: "Remember the links made to the ports and re-make them when the peer returns"),
+        .init(name: "midi", example: "true", summary: "MIDI control: a midi_in port for controllers and a midi_out port for their feedback (default false)"),
+        .init(name: "midi.map", example: "[ \"cc 1 7 gain.in.0\" ]",
+              summary: "MIDI mappings, one string each: CONTROL KEY [toggle|momentary] [nopickup] (README: MIDI control)"),
     ]
 
     static let passThroughPrefixes = ["node.", "media.", "object.", "priority.", "audio.rate"]
@@ -128,7 +131,7 @@ public struct NodeConfiguration: Sendable {
             try Self.apply("ramp.ms", to: &mixer) { m throws(CrosspointError) in try m.setRamp(milliseconds: ms) }
         }
         var flags: [String: Bool] = [:]
-        for key in ["state.persist", "state.links"] {
+        for key in ["state.persist", "state.links", "midi"] {
             guard let v = values[key] else { continue }
             guard case let .bool(flag) = v else {
                 throw ArgumentError(argument: key, reason: "must be true or false, got \(v)")
@@ -140,6 +143,20 @@ public struct NodeConfiguration: Sendable {
                 throw ArgumentError(argument: "node.name", reason: "must be a non-empty string, got \(v)")
             }
             nodeName = name
+        }
+        if let on = flags["midi"] { mixer.setMIDIPorts(on) }
+        if let v = values["midi.map"] {
+            guard case let .array(items) = v else {
+                throw ArgumentError(argument: "midi.map", reason: "must be a list of mappings like [ \"cc 1 7 gain.in.0\" ], got \(v)")
+            }
+            var texts: [String] = []
+            for (n, item) in items.enumerated() {
+                guard case let .string(text) = item else {
+                    throw ArgumentError(argument: "midi.map", reason: "mapping \(n) is not a string like \"cc 1 7 gain.in.0\": \(item)")
+                }
+                texts.append(text)
+            }
+            try Self.apply("midi.map", to: &mixer) { m throws(CrosspointError) in try m.setMIDIMappings(texts) }
         }
         self.mixer = mixer
         nodeDescription = values["node.description"]?.text ?? "Crosspoint \(inputs)x\(outputs)"

@@ -3,8 +3,9 @@ import CPipeWire
 
 /// One kind of a node's ports, in order: the handles `pw_filter_add_port` gave (what the data
 /// thread's port table holds) and the name each port was made under. A node has an input group
-/// and an output group of mono audio ports, one port per mixer channel; the code that adds,
-/// renames and removes ports is written once, over the groups.
+/// and an output group of mono audio ports, one port per mixer channel, and, while MIDI control
+/// is on, a MIDI input and a MIDI output group of one port each; the code that adds, renames
+/// and removes ports is written once, over the groups.
 ///
 /// Lives on the main loop; the data thread sees only the port tables made from `handles`.
 struct PortGroup {
@@ -13,6 +14,12 @@ struct PortGroup {
         case audioInput
         /// `out_<channel>`: a mixer output.
         case audioOutput
+        /// `midi_in`: MIDI control from controllers (its one channel is `in`).
+        case midiInput
+        /// `midi_out`: feedback to them (its one channel is `out`).
+        case midiOutput
+
+        var isMIDI: Bool { self == .midiInput || self == .midiOutput }
     }
 
     let kind: Kind
@@ -27,8 +34,8 @@ struct PortGroup {
 
     var direction: spa_direction {
         switch kind {
-        case .audioInput: SPA_DIRECTION_INPUT
-        case .audioOutput: SPA_DIRECTION_OUTPUT
+        case .audioInput, .midiInput: SPA_DIRECTION_INPUT
+        case .audioOutput, .midiOutput: SPA_DIRECTION_OUTPUT
         }
     }
 
@@ -37,11 +44,12 @@ struct PortGroup {
         switch kind {
         case .audioInput: "in"
         case .audioOutput: "out"
+        case .midiInput, .midiOutput: "midi"
         }
     }
 
     /// The port's `format.dsp`: what the graph may link it to.
-    var format: String { "32 bit float mono audio" }
+    var format: String { kind.isMIDI ? MIDIControlCenter.portFormat : "32 bit float mono audio" }
 
     /// The `port.name` of a port carrying `channel`.
     func portName(_ channel: String) -> String { "\(prefix)_\(channel)" }

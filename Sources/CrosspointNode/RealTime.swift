@@ -16,6 +16,8 @@ struct DSPContext {
     /// `pw_filter_get_dsp_buffer`, called through this pointer (beside the rest of the
     /// context) rather than through the module's PLT and GOT: two pages fewer a cycle.
     var getBuffer: @convention(c) (UnsafeMutableRawPointer?, UInt32) -> UnsafeMutableRawPointer? = pw_filter_get_dsp_buffer
+    /// MIDI control, once the node has had its MIDI ports (MIDIPorts.swift).
+    var midi: MIDIRealtime? = nil
 }
 
 /// The data thread's port table and the buffer pointers it fills each cycle, allocated on the
@@ -25,9 +27,13 @@ struct PortTable {
     let outputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
     let inputBuffers: UnsafeMutableBufferPointer<UnsafePointer<Float>?>
     let outputBuffers: UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>
+    /// The MIDI ports, while the node has them.
+    var midiInput: UnsafeMutableRawPointer? = nil
+    var midiOutput: UnsafeMutableRawPointer? = nil
 
     /// A table of these ports (main loop): the table and its four arrays in one block.
-    static func make(inputs: [UnsafeMutableRawPointer?], outputs: [UnsafeMutableRawPointer?]) -> UnsafeMutablePointer<PortTable> {
+    static func make(inputs: [UnsafeMutableRawPointer?], outputs: [UnsafeMutableRawPointer?],
+                     midiInput: UnsafeMutableRawPointer? = nil, midiOutput: UnsafeMutableRawPointer? = nil) -> UnsafeMutablePointer<PortTable> {
         var layout = BlockLayout()
         let tableAt = layout.reserve(PortTable.self, 1)
         let insAt = layout.reserve(UnsafeMutableRawPointer?.self, inputs.count)
@@ -35,13 +41,15 @@ struct PortTable {
         let inBuffersAt = layout.reserve(UnsafePointer<Float>?.self, inputs.count)
         let outBuffersAt = layout.reserve(UnsafeMutablePointer<Float>?.self, outputs.count)
         let block = layout.allocate()
-        let table = PortTable(
+        var table = PortTable(
             inputs: UnsafeMutableBufferPointer(start: block.array(at: insAt, from: inputs), count: inputs.count),
             outputs: UnsafeMutableBufferPointer(start: block.array(at: outsAt, from: outputs), count: outputs.count),
             inputBuffers: UnsafeMutableBufferPointer(
                 start: block.array(at: inBuffersAt, repeating: nil, count: inputs.count), count: inputs.count),
             outputBuffers: UnsafeMutableBufferPointer(
                 start: block.array(at: outBuffersAt, repeating: nil, count: outputs.count), count: outputs.count))
+        table.midiInput = midiInput
+        table.midiOutput = midiOutput
         return block.array(at: tableAt, repeating: table, count: 1)  // at the block's start (tableAt is 0)
     }
 
@@ -107,6 +115,7 @@ func dspProcess(_ data: UnsafeMutableRawPointer?, _ position: UnsafeMutablePoint
     guard let data, let position else { return }
     let context = data.assumingMemoryBound(to: DSPContext.self)
     let getBuffer = context.pointee.getBuffer
+    processMIDI(context)
     processCycle(context, frames: position.pointee.clock.duration,
                  rate: position.pointee.clock.rate.denom) { getBuffer($0, $1) }
 }

@@ -551,6 +551,11 @@ enum ParamValue {
             } catch {
                 throw CommandError.from(error, m)
             }
+        case .names where p.kind == .midiMap:
+            // Mappings hold spaces: they are separated by commas ("none" or "" for no mapping).
+            let lower = text.trimmingSpaces().lowercased()
+            guard lower != "none", !lower.isEmpty else { return .names([]) }
+            return .names(text.split(separator: ",").map { String($0.trimmingSpaces()) })
         case .names:
             let names = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
             guard !names.isEmpty else { throw CommandError.invalid("\(p.key): give the names as FL,FR") }

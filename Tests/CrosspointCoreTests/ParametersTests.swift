@@ -133,19 +133,23 @@ struct ParametersTests {
             case .outputCount: "outputs"
             case .inputPositions: "input.position"
             case .outputPositions: "output.position"
+            case .midiPorts: "midi"
+            case .midiMap: "midi.map"
             case .levelsWatch: "levels.watch"
             }
             #expect(parameter.key == expected)
             #expect(try Parameter(key: expected, in: mixer) == parameter, "\(expected) parses back")
         }
-        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 7)
+        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 9)
         #expect(lastFamily == Parameter.families.count - 1, "every family appears")
     }
 
     @Test("Each family has the right type, default and range")
     func familiesDescribeThemselves() {
         let byPattern = Dictionary(uniqueKeysWithValues: Parameter.families.map { ($0.pattern, $0) })
-        #expect(Parameter.families.count == 13)
+        #expect(Parameter.families.count == 15)
+        #expect(byPattern["midi"]?.type == .bool && byPattern["midi"]?.defaultValue == 0)
+        #expect(byPattern["midi.map"]?.type == .names && byPattern["midi.map"]?.defaultNote == "none")
         #expect(byPattern["inputs"]?.type == .int && byPattern["outputs"]?.range == 1...256)
         #expect(byPattern["input.position"]?.type == .names && byPattern["output.position"]?.type == .names)
         #expect(byPattern["gain.master"]?.type == .float)

@@ -49,5 +49,20 @@ const char *cpshim_type_name(uint32_t type);
 // PropInfo of a list of channel names (a Struct of strings).
 struct spa_pod *cpshim_prop_info_strings(struct spa_pod_builder *b, const char *name, const char *description);
 
+// MIDI ports (midi.c). Each MIDI event of this cycle's buffer on `port` (a pw_filter port's
+// data), as MIDI 1.0 bytes: SPA_CONTROL_Midi bodies as they are, UMP words (PipeWire 1.4)
+// turned into MIDI 1.0. Returns the number of events. Real-time safe.
+typedef void (*cpshim_midi_event_func)(void *data, const uint8_t *bytes, uint32_t size);
+uint32_t cpshim_midi_read(void *port, cpshim_midi_event_func func, void *data);
+// Writes this cycle's buffer on `port`: `count` messages (each status << 16 | data1 << 8 |
+// data2) at the cycle's start, as MIDI 1.0 bytes or, with `ump`, as UMP words (what PipeWire
+// 1.4's tools and ALSA bridge read); an empty sequence when count is 0. Returns how many fit,
+// or -1 when the port has no buffer (it is not linked).
+int32_t cpshim_midi_write(void *port, const uint32_t *messages, uint32_t count, bool ump);
+// pw_loop_add_event and pw_loop_signal_event are macros (0.3) over the loop's utils. Signalling
+// only writes an eventfd: the data thread may call it; signals before the callback runs coalesce.
+struct spa_source *cpshim_loop_add_event(struct pw_loop *loop, spa_source_event_func_t func, void *data);
+int cpshim_loop_signal_event(struct pw_loop *loop, struct spa_source *source);
+
 // The client side (the crosspoint command): registry, node params, links.
 #include "CCrosspointShimClient.h"

@@ -84,13 +84,17 @@ struct Graph {
 }
 
 extension Sandbox {
-    /// Waits until `condition` holds on a fresh pw-dump, or fails after `timeout` seconds.
-    func waitFor(_ what: String, timeout: Double = 10, _ condition: (Graph) -> Bool) throws -> Graph {
+    /// Waits until `condition` holds on a fresh pw-dump, or fails after `timeout` seconds
+    /// (saying what `describe` finds in the last pw-dump).
+    func waitFor(_ what: String, timeout: Double = 10, describe: ((Graph) -> String)? = nil,
+                 _ condition: (Graph) -> Bool) throws -> Graph {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let graph = try Graph(self)
             if condition(graph) { return graph }
-            guard Date() < deadline else { throw SandboxError("timed out waiting for \(what)") }
+            guard Date() < deadline else {
+                throw SandboxError("timed out waiting for \(what)" + (describe.map { ": " + $0(graph) } ?? ""))
+            }
             usleep(100_000)
         }
     }

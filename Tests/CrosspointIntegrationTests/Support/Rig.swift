@@ -7,12 +7,14 @@ import Testing
 /// The player's first channel also goes straight to a channel of the sink of its own: the
 /// reference path, recorded in the same recording, whose delay the node's outputs must match.
 extension Sandbox {
-    /// The node's ports of one direction, in port order (their `port.name`s).
+    /// The node's audio ports of one direction, in port order (their `port.name`s; not the
+    /// MIDI ports `midi_in` and `midi_out`).
     func portNames(of node: String, direction: String) throws -> [String] {
         let graph = try Graph(self)
         return graph.ports(of: node, direction: direction)
             .sorted { ($0["port.id"] as? Int ?? 0) < ($1["port.id"] as? Int ?? 0) }
             .compactMap { $0["port.name"] as? String }
+            .filter { !$0.hasPrefix("midi_") }
     }
 
     /// Plays `signal` (channel i into input port i) through `node` into a new null sink and

@@ -1,0 +1,171 @@
+import CCrosspointShim
+import CPipeWire
+import CrosspointCore
+import CrosspointPipeWire
+
+// A node's MIDI control, both sides of it (ARCHITECTURE.md: "MIDI control").
+//
+// Data thread (`processMIDI`, each cycle, before the audio): the events on `midi_in` go through
+// the MIDIParser into the MIDIInbox (each control's last value and its presses, in atomic
+// slots); if any arrived, the main loop is woken (`pw_loop_signal_event`: an eventfd write,
+// signals coalesce). The feedback waiting in the MIDIOutbox is written to `midi_out`.
+// Main loop (`MIDIControlCenter`): collects the inbox, turns what moved into changes through
+// the MIDIMapper (pickup, 14-bit pairs, toggle/momentary) and the parameter table, and puts the
+// feedback of every change, from anywhere, into the outbox.
+
+/// What the data thread holds of MIDI control, in its DSPContext.
+struct MIDIRealtime {
+    let inbox: MIDIInbox
+    let outbox: MIDIOutbox
+    var parser = MIDIParser()
+    let loop: UnsafeMutablePointer<pw_loop>
+    let arrived: UnsafeMutablePointer<spa_source>
+    /// The messages of one cycle's feedback, copied out of the outbox (`scratchCapacity`).
+    let scratch: UnsafeMutablePointer<UInt32>
+    /// Feedback as UMP words (PipeWire 1.4 and later), not MIDI 1.0 bytes.
+    let ump: Bool
+    /// Set while this cycle's events are read: the main loop is to be woken.
+    var received = false
+
+    /// At most this many feedback messages a cycle (24 bytes each in the buffer: 3 kB, within
+    /// the 4096 bytes PipeWire 0.3's MIDI buffers have).
+    static let scratchCapacity = 128
+}
+
+/// One cycle of MIDI on the data thread: reads `midi_in`, writes `midi_out` (when the table has
+/// them). No allocation, no lock, no log.
+@inline(__always)
+func processMIDI(_ context: UnsafeMutablePointer<DSPContext>) {
+    let table = context.pointee.table.pointee
+    guard table.midiInput != nil || table.midiOutput != nil, let midi = context.pointee.midi else { return }
+    if let port = table.midiInput {
+        context.pointee.midi?.received = false
+        _ = cpshim_midi_read(port, { data, bytes, size in
+            guard let data, let bytes else { return }
+            let context = data.assumingMemoryBound(to: DSPContext.self)
+            // Each event is read on its own: a message cut short in one does not swallow the next.
+            context.pointee.midi?.parser.reset()
+            for k in 0..<Int(size) {
+                guard let message = context.pointee.midi?.parser.feed(bytes[k]) else { continue }
+                context.pointee.midi?.inbox.receive(message)
+                context.pointee.midi?.received = true
+            }
+        }, context)
+        if context.pointee.midi?.received == true { _ = cpshim_loop_signal_event(midi.loop, midi.arrived) }
+    }
+    if let port = table.midiOutput {
+        let count = midi.outbox.peek(into: midi.scratch, capacity: MIDIRealtime.scratchCapacity)
+        let written = cpshim_midi_write(port, midi.scratch, UInt32(count), midi.ump)
+        // Not linked: the feedback goes nowhere (a link made later gets every control's state:
+        // FilterNode's add_buffer).
+        midi.outbox.consume(written < 0 ? count : Int(written))
+    }
+}
+
+/// The main loop's side of a node's MIDI control: the crossing's ends, the wake-up, the mapper.
+final class MIDIControlCenter {
+    let realtime: MIDIRealtime
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private var mapper = MIDIMapper()
+    /// Called on the main loop when the data thread has read MIDI.
+    private let onArrival: () -> Void
+    /// Feedback that did not fit the outbox is sent again after this many ms.
+    private var retryTimer: UnsafeMutablePointer<spa_source>?
+
+    /// Whether this PipeWire speaks UMP on its MIDI ports (1.4 and later): its tools and its
+    /// ALSA bridge read only UMP from a port, so the ports are made "32 bit raw UMP" there.
+    static let ump: Bool = {
+        let parts = String(cString: pw_get_library_version()).split(separator: ".").map { Int($0) ?? 0 }
+        let major = parts.first ?? 0, minor = parts.count > 1 ? parts[1] : 0
+        return major > 1 || (major == 1 && minor >= 4)
+    }()
+
+    /// The `format.dsp` of the MIDI ports on this PipeWire.
+    static var portFormat: String { ump ? "32 bit raw UMP" : "8 bit raw midi" }
+
+    init(loop: UnsafeMutablePointer<pw_loop>, onArrival: @escaping () -> Void) {
+        self.loop = loop
+        self.onArrival = onArrival
+        let inbox = MIDIInbox.make(), outbox = MIDIOutbox.make()
+        let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: MIDIRealtime.scratchCapacity)
+        scratch.initialize(repeating: 0, count: MIDIRealtime.scratchCapacity)
+        // The callbacks get this object unretained: it outlives its sources (`destroy`).
+        let arrived = cpshim_loop_add_event(loop, { data, _ in
+            guard let data else { return }
+            Unmanaged<MIDIControlCenter>.fromOpaque(data).takeUnretainedValue().onArrival()
+        }, nil)!
+        realtime = MIDIRealtime(inbox: inbox, outbox: outbox, loop: loop, arrived: arrived, scratch: scratch,
+                                ump: Self.ump)
+        arrived.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Frees everything: once the data thread no longer runs (the filter is destroyed).
+    func destroy() {
+        cpshim_loop_destroy_source(loop, realtime.arrived)
+        if let retryTimer { cpshim_loop_destroy_source(loop, retryTimer) }
+        retryTimer = nil
+        realtime.inbox.free()
+        realtime.outbox.free()
+        realtime.scratch.deallocate()
+    }
+
+    /// The mixer after the MIDI that arrived since the last call (nil: nothing changed). A
+    /// change a key refuses is logged and skipped; the rest apply.
+    func applyArrivals(to mixer: Mixer, node name: String) -> Mixer? {
+        let records = realtime.inbox.collect()
+        guard !records.isEmpty else { return nil }
+        syncMappings(mixer)
+        var next = mixer
+        var changed = false
+        for record in records {
+            for change in mapper.changes(for: record, in: next) {
+                do {
+                    try next.set(change.parameter, to: change.value)
+                    changed = true
+                } catch {
+                    Log.debug("\(name): MIDI \(record.message) not applied to \(change.parameter.key): \(error)")
+                }
+            }
+        }
+        return changed ? next : nil
+    }
+
+    /// Puts the feedback of `mixer` (the keys whose controls are not where they are) into the
+    /// outbox; when it does not fit, everything is sent again a little later.
+    func sendFeedback(for mixer: Mixer) {
+        syncMappings(mixer)
+        let messages = mapper.feedback(for: mixer)
+        guard !realtime.outbox.put(messages) else { return }
+        mapper.resendAll()
+        armRetry(50)
+    }
+
+    /// Every mapped control is sent where its key is, at the next feedback (the ports were just
+    /// switched on, or the mappings changed).
+    func resendAll() { mapper.resendAll() }
+
+    /// Every mapped control is sent where its key is, `resendDelay` ms from now: midi_out was
+    /// just linked, and what is written before the link runs at both ends would be lost.
+    func resendSoon() {
+        mapper.resendAll()
+        armRetry(Self.resendDelay)
+    }
+
+    static let resendDelay: UInt64 = 200
+
+    private func armRetry(_ ms: UInt64) {
+        if retryTimer == nil {
+            let data = Unmanaged.passUnretained(self).toOpaque()
+            retryTimer = cpshim_loop_add_timer(loop, { data, _ in
+                Unmanaged<MIDIControlCenter>.fromOpaque(data!).takeUnretainedValue().onArrival()
+            }, data)
+        }
+        if let retryTimer { _ = cpshim_loop_arm_timer(loop, retryTimer, ms) }
+    }
+
+    /// A new mapper when the mappings changed (its pickup and 14-bit states start afresh).
+    private func syncMappings(_ mixer: Mixer) {
+        guard mapper.mappings != mixer.midi.mappings else { return }
+        mapper = MIDIMapper(mixer.midi.mappings)
+    }
+}
