@@ -41,7 +41,7 @@ public struct ParameterFamily: Sendable, Equatable {
 /// (`Mixer.value(of:)` and `Mixer.set(_:to:)`).
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute
-    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, levelsWatch
+    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, levelsWatch
 
     public var family: ParameterFamily {
         switch self {
@@ -85,9 +85,13 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
                   summary: "MIDI control: a midi_in port for controllers and a midi_out port for their feedback; switched live")
         case .midiMap:
             .init(pattern: "midi.map", type: .names, defaultValue: 0, range: 0...Double(MIDISetup.mappingLimit),
-                  summary: "MIDI mappings, one string each: CONTROL KEY [toggle|momentary] [nopickup], e.g. \"cc 1 7 gain.in.0\" (README: MIDI control)",
+                  summary: "MIDI mappings, one string each: CONTROL KEY [toggle or momentary] [nopickup], e.g. \"cc 1 7 gain.in.0\" (README: MIDI control)",
                   rangeNote: "0 to \(MIDISetup.mappingLimit) mappings; CONTROL is cc CH N, cc14 CH N, note CH N or bend CH (channels 1 to 16)",
                   defaultNote: "none")
+        case .midiLearn:
+            .init(pattern: MIDILearn.key, type: .names, defaultValue: 0, range: 0...1,
+                  summary: "A request, not a setting (not in Props): the next MIDI control that moves on midi_in is mapped to this key (added to midi.map); [] stops, and learning stops by itself after 60 s",
+                  access: .writeOnly, rangeNote: "[ KEY ] (a gain, cross-point, mute or ramp.ms) or []")
         case .levelsWatch:
             .init(pattern: LevelWatch.key, type: .intArray, defaultValue: 0, range: 0...Double(Int32.max),
                   summary: "A request, not a setting (not in Props): the node publishes its levels in the node property crosspoint.levels every interval ms (at least 33) for 4 s; renew it to keep them coming, interval 0 stops",
@@ -256,6 +260,7 @@ extension Mixer {
         case .outputPositions: .names(outputChannels)
         case .midiPorts: .bool(midi.ports)
         case .midiMap: .names(midi.texts)
+        case .midiLearn: .names([])  // write-only: nothing to read back
         case .levelsWatch: .ints([])  // write-only: nothing to read back
         }
     }
@@ -285,6 +290,7 @@ extension Mixer {
         // A request to the running node, which takes it out of a set-param before the model
         // sees the rest (FilterNode): the model checks it and is left as it is.
         case (.levelsWatch, _): _ = try LevelWatch(value)
+        case (.midiLearn, _): _ = try MIDILearn(value)
         case (.inputPositions, _), (.outputPositions, _):
             throw .invalidValue(key: key, reason: "expects a list of channel names like [ FL FR ], got \(value)")
         case (.channelMap, _):

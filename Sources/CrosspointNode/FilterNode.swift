@@ -148,14 +148,15 @@ public final class FilterNode {
         }
         // Level watches are requests to the node, not state: they change no Props, so a
         // set-param of watches alone republishes nothing.
-        let (requests, others) = LevelWatch.requests(in: entries)
+        let (requests, rest) = LevelWatch.requests(in: entries)
+        let others = takeLearnRequests(rest)
         for request in requests {
             switch request {
             case let .success(watch): levels.apply(watch)
             case let .failure(error): Log.warn("\(configuration.nodeName): set-param refused: \(error)")
             }
         }
-        if !requests.isEmpty && others.isEmpty { return }
+        if others.isEmpty && !entries.isEmpty { return }
         var next = mixer
         let (changed, warnings) = next.apply(others)
         for warning in warnings { Log.warn("\(configuration.nodeName): set-param refused: \(warning)") }
@@ -164,6 +165,30 @@ public final class FilterNode {
         } else {
             publish()
         }
+    }
+
+    /// Takes the `midi.learn` requests out of a set-param (they are for the running node, not
+    /// its state) and starts or stops learning; returns the other entries.
+    private func takeLearnRequests(_ entries: [PropsCodec.Entry]) -> [PropsCodec.Entry] {
+        var others: [PropsCodec.Entry] = []
+        for entry in entries {
+            guard entry.key == MIDILearn.key else {
+                others.append(entry)
+                continue
+            }
+            do throws(CrosspointError) {
+                let request = try MIDILearn(try Mixer.parameterValue(entry.value, key: MIDILearn.key))
+                if let target = request.target { _ = try Parameter(key: target, in: mixer) }
+                guard let midi else {
+                    throw .invalidValue(key: MIDILearn.key, reason: "the node has no MIDI ports: switch them on first (midi = true)")
+                }
+                midi.learn(request.target)
+                Log.info("\(configuration.nodeName): \(request.target.map { "learning: the next MIDI control that moves is mapped to \($0)" } ?? "learning stopped")")
+            } catch {
+                Log.warn("\(configuration.nodeName): set-param refused: \(error)")
+            }
+        }
+        return others
     }
 
     /// Makes `next` the node's state: adds the ports it needs, fades out the ones it no
@@ -182,7 +207,25 @@ public final class FilterNode {
     /// Props and `onChange` follow within `midiPublishInterval`.
     private func midiArrived() {
         guard let midi else { return }
-        if let next = midi.applyArrivals(to: mixer, node: configuration.nodeName) {
+        let records = midi.collect()
+        switch midi.learning(from: records) {
+        case .notLearning: break
+        case .waiting:
+            // Learning: what moved moves nothing (it did not suit the key).
+            return
+        case let .learned(learned):
+            var next = mixer
+            let texts = mixer.midi.mappings.filter { !($0.control == learned.control && $0.key == learned.key) }.map(\.text)
+            do {
+                try next.setMIDIMappings(texts + [learned.text])
+                Log.info("\(configuration.nodeName): learned \(learned.text)")
+                commit(next)
+            } catch {
+                Log.warn("\(configuration.nodeName): cannot map \(learned.text): \(error)")
+            }
+            return
+        }
+        if let next = midi.apply(records, to: mixer, node: configuration.nodeName) {
             mixer = next
             syncPorts()
             if !publishPending {

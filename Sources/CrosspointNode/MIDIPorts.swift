@@ -109,10 +109,35 @@ final class MIDIControlCenter {
         realtime.scratch.deallocate()
     }
 
-    /// The mixer after the MIDI that arrived since the last call (nil: nothing changed). A
-    /// change a key refuses is logged and skipped; the rest apply.
-    func applyArrivals(to mixer: Mixer, node name: String) -> Mixer? {
-        let records = realtime.inbox.collect()
+    /// The controls that moved since the last call.
+    func collect() -> [MIDIRecord] { realtime.inbox.collect() }
+
+    /// The key being learned, and until when (`midi.learn`).
+    private var learning: (key: String, until: ContinuousClock.Instant)?
+
+    /// Starts learning a mapping to `key` (nil: stops).
+    func learn(_ key: String?) {
+        learning = key.map { ($0, .now + .seconds(MIDILearn.timeoutSeconds)) }
+    }
+
+    enum Learning { case notLearning, waiting, learned(MIDIMapping) }
+
+    /// While learning: the mapping `records` make for the key (learning then stops), or
+    /// `.waiting` when none suited it (the records then move nothing).
+    func learning(from records: [MIDIRecord]) -> Learning {
+        guard let current = learning else { return .notLearning }
+        guard ContinuousClock.now < current.until else {
+            learning = nil
+            return .notLearning
+        }
+        guard let mapping = MIDILearn.mapping(from: records, for: current.key) else { return .waiting }
+        learning = nil
+        return .learned(mapping)
+    }
+
+    /// The mixer after `records` (nil: nothing changed). A change a key refuses is logged and
+    /// skipped; the rest apply.
+    func apply(_ records: [MIDIRecord], to mixer: Mixer, node name: String) -> Mixer? {
         guard !records.isEmpty else { return nil }
         syncMappings(mixer)
         var next = mixer

@@ -47,7 +47,7 @@ public struct NodeConfiguration: Sendable {
         .init(name: "state.links", example: "true", summary: "Remember the links made to the ports and re-make them when the peer returns"),
         .init(name: "midi", example: "true", summary: "MIDI control: a midi_in port for controllers and a midi_out port for their feedback (default false)"),
         .init(name: "midi.map", example: "[ \"cc 1 7 gain.in.0\" ]",
-              summary: "MIDI mappings, one string each: CONTROL KEY [toggle|momentary] [nopickup] (README: MIDI control)"),
+              summary: "MIDI mappings, one string each: CONTROL KEY [toggle or momentary] [nopickup] (README: MIDI control)"),
     ]
 
     static let passThroughPrefixes = ["node.", "media.", "object.", "priority.", "audio.rate"]

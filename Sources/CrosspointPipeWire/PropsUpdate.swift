@@ -69,7 +69,7 @@ extension Mixer {
         return v
     }
 
-    static func parameterValue(_ value: PropsCodec.RawValue, key: String) throws(CrosspointError) -> ParameterValue {
+    package static func parameterValue(_ value: PropsCodec.RawValue, key: String) throws(CrosspointError) -> ParameterValue {
         switch value {
         case let .number(v): return .number(v)
         case let .bool(b): return .bool(b)

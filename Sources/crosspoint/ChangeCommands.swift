@@ -10,8 +10,8 @@ import Foundation
 // Values that start with a dash (-6dB, -inf, -1,0) are values, not options: see
 // `CommandLineWords`. `--` ends the options as usual.
 
-private let nodeHelp = ArgumentHelp("The node: name, description or id.", valueName: "node")
-private let nodeCompletion = CompletionKind.custom { words, index, prefix in Completion.nodes(words, prefix: prefix) }
+let nodeHelp = ArgumentHelp("The node: name, description or id.", valueName: "node")
+let nodeCompletion = CompletionKind.custom { words, index, prefix in Completion.nodes(words, prefix: prefix) }
 private let linearHelp = ArgumentHelp("Read bare numbers as linear gains, whatever their size (6 is +15.6 dB).")
 
 struct SetCommand: ParsableCommand {

@@ -69,6 +69,9 @@ enum SurfaceAPI {
         guard p.kind != .levelsWatch else {
             throw APIError(400, "levels.watch is not for the API: read levels from /api/nodes/NODE/levels or the WebSocket", key: key)
         }
+        guard p.kind != .midiLearn else {
+            throw APIError(400, "midi.learn is a request to the node, not a setting: use `crosspoint midi learn`", key: key)
+        }
         let value: ParameterValue
         switch json {
         case let .string(text) where p.kind.family.type == .float:

@@ -135,19 +135,20 @@ struct ParametersTests {
             case .outputPositions: "output.position"
             case .midiPorts: "midi"
             case .midiMap: "midi.map"
+            case .midiLearn: "midi.learn"
             case .levelsWatch: "levels.watch"
             }
             #expect(parameter.key == expected)
             #expect(try Parameter(key: expected, in: mixer) == parameter, "\(expected) parses back")
         }
-        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 9)
+        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 10)
         #expect(lastFamily == Parameter.families.count - 1, "every family appears")
     }
 
     @Test("Each family has the right type, default and range")
     func familiesDescribeThemselves() {
         let byPattern = Dictionary(uniqueKeysWithValues: Parameter.families.map { ($0.pattern, $0) })
-        #expect(Parameter.families.count == 15)
+        #expect(Parameter.families.count == 16)
         #expect(byPattern["midi"]?.type == .bool && byPattern["midi"]?.defaultValue == 0)
         #expect(byPattern["midi.map"]?.type == .names && byPattern["midi.map"]?.defaultNote == "none")
         #expect(byPattern["inputs"]?.type == .int && byPattern["outputs"]?.range == 1...256)

@@ -134,6 +134,47 @@ struct MIDIControlTests {
     }
 }
 
+extension MIDIControlTests {
+    /// `crosspoint midi`: ports off and on live, map and unmap, learn from a control played in,
+    /// and a mapping that cannot be refused with its reason and nothing changed.
+    @Test func theMIDICommandsChangeTheSetupLiveAndLearn() throws {
+        let sandbox = try startSandbox()
+        defer { sandbox.stop() }
+        let off = sandbox.crosspoint("midi", "off", Self.node)
+        #expect(off.succeeded, "\(off.stderr)")
+        _ = try sandbox.waitFor("the MIDI ports to go") { graph in
+            graph.ports(of: Self.node, direction: "input").count == 8 && graph.ports(of: Self.node, direction: "output").count == 2
+        }
+        #expect(sandbox.crosspoint("midi", "on", Self.node).succeeded)
+        _ = try sandbox.waitFor("the MIDI ports to come back") { graph in
+            graph.ports(of: Self.node, direction: "input").count == 9 && graph.ports(of: Self.node, direction: "output").count == 3
+        }
+
+        let mapped = sandbox.crosspoint("midi", "map", Self.node, "cc", "2", "10", "gain.out.FR")
+        #expect(mapped.succeeded, "\(mapped.stderr)")
+        var list = sandbox.crosspoint("midi", "list", Self.node)
+        #expect(list.stdout.contains("19: cc 2 10 gain.out.FR"), "\(list.stdout)")
+        let refused = sandbox.crosspoint("midi", "map", Self.node, "note", "1", "61", "gain.in.0")
+        #expect(refused.status == 1 && refused.stderr.contains("a note can switch a mute, not move gain.in.0"), "\(refused.stderr)")
+        let unmapped = sandbox.crosspoint("midi", "unmap", Self.node, "cc", "2", "10")
+        #expect(unmapped.succeeded, "\(unmapped.stderr)")
+        list = sandbox.crosspoint("midi", "list", Self.node, "--json")
+        let listing = try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any]
+        #expect((listing?["midi.map"] as? [String])?.count == 19 && listing?["midi"] as? Bool == true, "\(list.stdout)")
+
+        // Learn: the knob on CC 20 of channel 3 is turned while `midi learn` waits.
+        let learner = try sandbox.start([crosspointExecutable, "midi", "learn", Self.node, "gain.out.1", "--timeout", "20", "--json"])
+        usleep(1_000_000)
+        let file = NSTemporaryDirectory() + "crosspoint-learn-\(UInt32.random(in: 0..<UInt32.max)).mid"
+        try MIDIFile(events: [(0, [0xB2, 20, 40]), (0.05, [0xB2, 20, 45])], leadIn: 1).data.write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try sandbox.playMIDI(file, into: "\(Self.node):midi_in")
+        learner.wait(timeout: 10)
+        let mappings = try Graph(sandbox).params(of: Self.node)["midi.map"] as? [String] ?? []
+        #expect(mappings.last == "cc 3 20 gain.out.1", "\(mappings)")
+    }
+}
+
 /// A format 0 Standard MIDI File of timed events (seconds), at 120 BPM and 96 ticks a beat.
 struct MIDIFile {
     let events: [(Double, [UInt8])]
