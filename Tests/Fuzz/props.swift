@@ -117,6 +117,10 @@ func writePropsSeeds(_ directory: String) {
         ("names", [PropsEntry(key: "input.position", value: .names(["FL", "FR", "LFE"])),
                    PropsEntry(key: "output.position", value: .names(["MONO"]))], nil),
         ("by-name", [PropsEntry(key: "matrix.FL.MONO", value: .number(1)), PropsEntry(key: "gain.in.FR", value: .number(0))], nil),
+        ("midi", [PropsEntry(key: "midi", value: .bool(true)),
+                  PropsEntry(key: "midi.map", value: .names(["cc 1 7 gain.in.0", "cc14 2 0 gain.master nopickup",
+                                                             "note 1 60 mute.out.0 momentary", "bend 9 matrix.0.0"])),
+                  PropsEntry(key: "midi.learn", value: .names(["gain.out.0"]))], nil),
     ]
     for (name, entries, mute) in changes {
         let buffer = PodBuffer(size: 8192)
@@ -127,6 +131,7 @@ func writePropsSeeds(_ directory: String) {
         ("map", #"{ params = [ "channel-map" [ 1 0 ] ] }"#),
         ("map-pair34", #"{ params = [ "channel-map" [ -1 -1 0 1 ] ] }"#),
         ("mute", #"{ params = [ "mute.in.1" true "gain.master" 0.8 ] }"#),
+        ("midi", #"{ params = [ "midi" true "midi.map" [ "cc 1 7 gain.in.0" "note 1 60 mute.in.FL momentary" ] ] }"#),
         ("volume", "{ volume = 0.5 }"),
         ("standard", "{ volume = 0.5 mute = true channelVolumes = [ 0.5 1.0 0.25 ] }"),
         ("counts", #"{ params = [ "inputs" 6 "outputs" 2 ] }"#),

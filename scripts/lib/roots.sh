@@ -38,11 +38,35 @@ make_root() {
     for dir in "$root" "$new"; do ! mounts_under "$dir" || die "something is mounted under $dir: not touching it"; done
     rm -rf "$new"
     mkdir -p "$(dirname "$root")"
-    debootstrap --variant=minbase "$suite" "$new" "$mirror" >"$log" 2>&1 \
-        || { tail -n 30 "$log" >&2; [ -f "$new/debootstrap/debootstrap.log" ] && tail -n 30 "$new/debootstrap/debootstrap.log" >&2; die "debootstrap failed (log: $log)"; }
+    # A mirror that fails for a moment (CI has seen it) is tried again, three times in all.
+    local attempt
+    for attempt in 1 2 3; do
+        rm -rf "$new"
+        debootstrap --variant=minbase "$suite" "$new" "$mirror" >"$log" 2>&1 && break
+        [ "$attempt" = 3 ] || { echo "debootstrap $suite failed (attempt $attempt of 3); trying again in 10 s" >&2; sleep 10; continue; }
+        tail -n 30 "$log" >&2; [ -f "$new/debootstrap/debootstrap.log" ] && tail -n 30 "$new/debootstrap/debootstrap.log" >&2
+        die "debootstrap failed (log: $log)"
+    done
+    apt_retries "$new"
     printf '#!/bin/sh\nexit 101\n' >"$new/usr/sbin/policy-rc.d"   # start no services in the root
     chmod 0755 "$new/usr/sbin/policy-rc.d"
     cp /etc/resolv.conf "$new/etc/resolv.conf" 2>/dev/null || true
+}
+
+# Makes apt in root $1 try each download again (a mirror failing for a moment fails no run).
+apt_retries() {
+    mkdir -p "$1/etc/apt/apt.conf.d"
+    printf 'Acquire::Retries "5";\n' >"$1/etc/apt/apt.conf.d/80-crosspoint-retries"
+}
+
+# Runs COMMAND... up to three times, 10 s apart, until it succeeds: retry COMMAND...
+retry() {
+    local attempt
+    for attempt in 1 2 3; do
+        "$@" && return 0
+        [ "$attempt" = 3 ] || { echo "failed (attempt $attempt of 3): $*; trying again in 10 s" >&2; sleep 10; }
+    done
+    return 1
 }
 
 # Folders removed when the namespace ends, once nothing is mounted under them.
