@@ -87,9 +87,12 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The folder presets are kept in (default: $XDG_CONFIG_HOME/crosspoint/presets).", valueName: "dir"),
             completion: .directory)
     var presets: String?
+    @Option(help: ArgumentHelp("Also take Open Sound Control on this UDP port, on the same address (0 picks a free one): /crosspoint/NODE/KEY VALUE; README: OSC.", valueName: "port"))
+    var osc: Int?
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        if let osc, !(0...65535).contains(osc) { throw ValidationError("--osc must be from 0 to 65535") }
         guard !listen.isEmpty else { throw ValidationError("--listen needs an address") }
     }
 
@@ -101,7 +104,19 @@ struct ServeCommand: ParsableCommand {
             else { (nil, nil) }
         let access = ServeAccess(token: token, loopbackOnly: loopback && token == nil)
         let surface = Surface(remote: connection.remote)
+        var oscLine = ""
+        if let osc {
+            let server = OSCServer(surface: surface, token: token)
+            do {
+                let bound = try server.start(host: listen, port: osc)
+                let host = listen.contains(":") ? "[\(listen)]" : listen
+                oscLine = "OSC: udp://\(host):\(bound) (/crosspoint/NODE/KEY VALUE\(token == nil ? "" : "; send /crosspoint/token TOKEN first"))\n"
+            } catch {
+                throw CommandError.invalid("cannot take OSC on \(listen) UDP port \(osc): \(error)")
+            }
+        }
         surface.start()
+        let oscAnnounce = oscLine
         let store = PresetStore(directory: presets ?? PresetStore.defaultDirectory())
         let router = ServeRoutes.router(surface: surface, store: store, access: access)
 
@@ -118,7 +133,7 @@ struct ServeCommand: ParsableCommand {
                 let host = listen.contains(":") ? "[\(listen)]" : listen
                 var url = "http://\(host):\(port)/"
                 if let announce { url += "?token=\(announce)" }
-                var text = "Crosspoint control surface: \(url)\n"
+                var text = "Crosspoint control surface: \(url)\n" + oscAnnounce
                 if token != nil && announce == nil {
                     text += "(the token is in \(tokenFile ?? ServeAccess.tokenPath()); add ?token=TOKEN to the URL once)\n"
                 }

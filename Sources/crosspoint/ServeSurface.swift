@@ -89,6 +89,10 @@ final class Surface: @unchecked Sendable {
     private var refreshed = ContinuousClock.now
     private var dirty = Set<UInt32>()
     private var nodeList = ""
+    /// OSC (`serve --osc`): set before the thread starts; its followed nodes are watched too.
+    var osc: OSCServer?
+    /// The OSC-followed nodes whose state OSC has had.
+    private var oscPrimed = Set<UInt32>()
 
     /// How often a node publishes levels to the surface: 30 a second.
     static let levelInterval = LevelWatch.fastestInterval
@@ -248,7 +252,11 @@ final class Surface: @unchecked Sendable {
         // What the WebSockets watch, and who needs a node's object now.
         let watching = subscribers.withLock { Array($0.values) }.map { s in (s, s.watch.withLock { $0 }) }
         let watched = Set(watching.compactMap { $0.1.node })
-        watcher.follow(watched)
+        var oscNodes: [UInt32: String] = [:]
+        for name in osc?.followedNodes ?? [] {
+            if let target = try? session.target(name) { oscNodes[target.node.id] = name }
+        }
+        watcher.follow(watched.union(oscNodes.keys))
         for id in levels.keys where !watched.contains(id) {
             try? levels[id]?.release()
             levels[id] = nil
@@ -264,6 +272,18 @@ final class Surface: @unchecked Sendable {
             dirty.formUnion(watched)
         }
         dirty.formUnion(watcher.takeChangedNodes())
+
+        // OSC subscribers: the followed nodes' keys that changed.
+        if let osc {
+            for (id, name) in oscNodes where dirty.contains(id) || !oscPrimed.contains(id) {
+                if let target = try? session.target(name), let mixer = try? session.mixer(of: target) {
+                    osc.nodeChanged(name, mixer)
+                    oscPrimed.insert(id)
+                }
+                if !watched.contains(id) { dirty.remove(id) }
+            }
+            oscPrimed.formIntersection(oscNodes.keys)
+        }
 
         // Push the watched nodes' objects that changed, and to whoever has not had one yet.
         let fresh = Set(watching.filter { $0.1.fresh }.compactMap { $0.1.node })

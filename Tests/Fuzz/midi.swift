@@ -7,7 +7,8 @@
 //     <bytes>
 //
 // A line is `CONTROL = KEY [toggle|momentary|nopickup]`, read with MIDIControl(text:) and
-// MIDIMapping(...): bad ones are refused with an error, never a trap. The bytes go through
+// MIDIMapping(...), and as a whole by MIDIMapping(text:) (`CONTROL KEY [options]`, the form
+// midi.map holds): bad ones are refused with an error, never a trap. The bytes go through
 // MIDIParser (running status, SysEx, real-time bytes, truncation) whole and again split
 // at a point the input picks (the same messages), and the messages through a MIDIInbox
 // (collected after each, then all at once) and MIDIMapper on each fuzz shape: every change it
@@ -27,6 +28,14 @@ public func fuzzMIDI(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let text = String(decoding: bytes[..<end], as: UTF8.self)
         midi = bytes[(end + 3)...]
         for line in text.split(separator: "\n").prefix(64) {
+            // The mapping's own text (module arguments, midi.map, `crosspoint midi map`): read,
+            // or refused with a reason; what is read writes itself back the same.
+            do {
+                let mapping = try MIDIMapping(text: String(line))
+                if try MIDIMapping(text: mapping.text) != mapping { fatalError("'\(mapping.text)' does not read back") }
+            } catch {
+                if error.description.isEmpty { fatalError("a refusal without a reason") }
+            }
             let halves = line.split(separator: "=", maxSplits: 1)
             guard halves.count == 2 else { continue }
             let words = halves[1].split(separator: " ")

@@ -15,6 +15,7 @@ CROSSPOINT_TEST_PACKAGES=(
     libopenblas-dev                                  # the benchmark's reference
     chromium chromium-driver python3-selenium        # the real-browser tests (scripts/test-browser)
     fonts-liberation fonts-dejavu-core               # fonts for the browser (the screenshot's text)
+    liblo-tools                                      # a real OSC client (oscsend, oscdump): serve --osc
 )
 # Making the Debian package (scripts/package): dpkg-shlibdeps.
 CROSSPOINT_PACKAGING_PACKAGES=(dpkg-dev)

@@ -97,8 +97,8 @@ final class Sandbox: @unchecked Sendable {
     }
 
     /// Starts a command in the background; `Background.stop()` ends it with SIGINT.
-    func start(_ arguments: [String]) throws -> Background {
-        try Background(arguments, environment: environment)
+    func start(_ arguments: [String], stdout: String = "/dev/null", stderr: String = "/dev/null") throws -> Background {
+        try Background(arguments, environment: environment, stdout: stdout, stderr: stderr)
     }
 
     static func run(_ arguments: [String], environment: [String: String], timeout: Double = 30) -> CommandResult {
@@ -177,8 +177,8 @@ final class Child {
 final class Background {
     private let child: Child
 
-    init(_ arguments: [String], environment: [String: String]) throws {
-        child = try Child(arguments, environment: environment)
+    init(_ arguments: [String], environment: [String: String], stdout: String = "/dev/null", stderr: String = "/dev/null") throws {
+        child = try Child(arguments, environment: environment, stdout: stdout, stderr: stderr)
     }
 
     var isRunning: Bool { child.isRunning }

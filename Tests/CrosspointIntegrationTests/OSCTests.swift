@@ -1,0 +1,98 @@
+import CrosspointCore
+import Foundation
+import Testing
+
+/// `crosspoint serve --osc`: Open Sound Control from a real client library (liblo's oscsend and
+/// oscdump) on loopback, against a private daemon with the shipped stereo-to-mono drop-in:
+/// changes land in Props, subscribers get the state and every change, bundles apply together,
+/// bad packets change nothing.
+@Suite(.serialized)
+struct OSCTests {
+    @Test func oscMessagesAndBundlesChangeTheNodeAndSubscribersHearOfIt() throws {
+        let sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path])
+        defer { sandbox.stop() }
+        _ = try sandbox.waitFor("the node") { $0.nodeID("crosspoint") != nil }
+        let folder = NSTemporaryDirectory() + "crosspoint-osc-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let port = Int.random(in: 20000...29999), replies = port + 10000
+        let server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)"],
+                                       stdout: folder + "/serve.out", stderr: folder + "/serve.err")
+        defer { server.stop() }
+        let dump = try sandbox.start(["stdbuf", "-oL", "oscdump", "\(replies)"], stdout: folder + "/dump.out", stderr: folder + "/dump.err")
+        defer { dump.stop() }
+        try wait("the server to listen") { (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("OSC: udp://127.0.0.1:\(port)") == true }
+        func send(_ arguments: String...) {
+            let sent = sandbox.run(["oscsend", "localhost", "\(port)"] + arguments)
+            #expect(sent.succeeded, "oscsend \(arguments): \(sent.stderr)")
+        }
+        func dumped() -> String { (try? String(contentsOfFile: folder + "/dump.out", encoding: .utf8)) ?? "" }
+
+        // Subscribed (replies to another port, as TouchOSC listens): the node's state at once.
+        send("/crosspoint/subscribe", "si", "crosspoint", "\(replies)")
+        try wait("the state") { dumped().contains("/crosspoint/crosspoint/matrix.0.0 f 0.500000") }
+        #expect(dumped().contains("/crosspoint/crosspoint/gain.master f 1.000000"), "\(dumped())")
+
+        // A float, a typed level, a flag: Props follow, and the subscriber hears each change.
+        send("/crosspoint/crosspoint/matrix.FL.MONO", "f", "0.25")
+        send("/crosspoint/crosspoint/gain.master", "s", "-6dB")
+        send("/crosspoint/crosspoint/mute.in.1", "T")
+        var props = try sandbox.waitFor("Props to follow OSC") { graph in
+            let p = graph.params(of: "crosspoint")
+            return sandbox.float(p["matrix.0.0"]) == 0.25 && p["mute.in.1"] as? Bool == true
+                && sandbox.float(p["gain.master"]).map { abs($0 - 0.5011872) < 1e-6 } == true
+        }.params(of: "crosspoint")
+        try wait("the changes to reach the subscriber") {
+            let text = dumped()
+            return text.contains("/crosspoint/crosspoint/matrix.0.0 f 0.250000") && text.contains("/crosspoint/crosspoint/mute.in.1 T")
+                && text.contains("/crosspoint/crosspoint/gain.master f 0.501187")
+        }
+
+        // A bundle: both messages, one change set. Sent as raw bytes made by OSC.bundle.
+        let bundle = OSC.bundle([
+            OSCMessage(address: "/crosspoint/crosspoint/matrix.1.0", arguments: [.float(0.75)]),
+            OSCMessage(address: "/crosspoint/crosspoint/mute.in.1", arguments: [.bool(false)]),
+        ])
+        try sendRaw(bundle, port: port, sandbox: sandbox)
+        props = try sandbox.waitFor("Props to follow the bundle") { graph in
+            let p = graph.params(of: "crosspoint")
+            return sandbox.float(p["matrix.1.0"]) == 0.75 && p["mute.in.1"] as? Bool == false
+        }.params(of: "crosspoint")
+
+        // Bad input: garbage, a value out of range, an unknown key, a node that is not there, a
+        // bundle lying about its size. Nothing changes; the server goes on and says why.
+        try sendRaw(Array("not osc at all".utf8), port: port, sandbox: sandbox)
+        try sendRaw(Array("#bundle".utf8) + [0] + Array(repeating: 0, count: 8) + [0x7F, 0xFF, 0xFF, 0xF0], port: port, sandbox: sandbox)
+        send("/crosspoint/crosspoint/gain.master", "f", "99")
+        send("/crosspoint/crosspoint/no.such.key", "f", "1")
+        send("/crosspoint/nobody/gain.master", "f", "1")
+        send("/crosspoint/crosspoint/matrix.0.0", "f", "0.125")  // then a good one: it still works
+        let after = try sandbox.waitFor("the good message after the bad ones") { graph in
+            sandbox.float(graph.params(of: "crosspoint")["matrix.0.0"]) == 0.125
+        }.params(of: "crosspoint")
+        for key in ["gain.master", "matrix.1.0", "mute.in.1"] {
+            #expect("\(after[key] ?? "nil")" == "\(props[key] ?? "nil")", "\(key) changed by a bad message")
+        }
+        let log = (try? String(contentsOfFile: folder + "/serve.err", encoding: .utf8)) ?? ""
+        for reason in ["OSC packets are a multiple of 4 bytes", "a bundle element of", "gain.master: 99 is outside", "unknown parameter 'no.such.key'",
+                       "no Crosspoint node is called 'nobody'"] {
+            #expect(log.contains(reason), "the log says why (\(reason)): \(log)")
+        }
+        #expect(server.isRunning)
+    }
+
+    private func wait(_ what: String, timeout: Double = 10, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { throw SandboxError("timed out waiting for \(what)") }
+            usleep(50_000)
+        }
+    }
+
+    /// One UDP datagram of these bytes to the server (python3's socket: the bytes as given).
+    private func sendRaw(_ bytes: [UInt8], port: Int, sandbox: Sandbox) throws {
+        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        let sent = sandbox.run(["python3", "-c", "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(bytes.fromhex(sys.argv[1]), ('127.0.0.1', int(sys.argv[2])))", hex, "\(port)"])
+        guard sent.succeeded else { throw SandboxError("sending a datagram: \(sent.stderr)") }
+    }
+}
