@@ -52,6 +52,33 @@ enum SurfaceAPI {
         return try answer(report, session, target)
     }
 
+    /// MIDI learn: `{"key": KEY}` asks the node to map the next control that moves on its
+    /// midi_in to KEY (`midi.learn`, as `crosspoint midi learn` does); `{"key": null}` stops.
+    /// Answers `{"learning": KEY or null}`; the mapping arrives in the node's `midi.map`.
+    static func learn(_ body: JSONValue, node token: String, _ session: Session) throws -> String {
+        let key: String?
+        switch body["key"] {
+        case let .string(k)?: key = k
+        case .null?: key = nil
+        default: throw APIError(400, "expected {\"key\": \"gain.in.0\"} (a key a MIDI control can move) or {\"key\": null}", key: "key")
+        }
+        let target = try session.target(token)
+        let mixer = try session.mixer(of: target)
+        if let key {
+            do {
+                _ = try MIDILearn(.names([key]))
+                _ = try ParamCommand.parameter(key, in: mixer)
+            } catch let error as CrosspointError {
+                throw APIError(400, CommandError.from(error, mixer).description, key: "key")
+            }
+            guard mixer.midi.ports else {
+                throw APIError(400, "\(target.name) has no MIDI ports: switch them on (midi = true, or `crosspoint midi on`)", key: "key")
+            }
+        }
+        try session.client.setProps(ofNode: target.node.id, [PropsEntry(key: MIDILearn.key, value: .names(key.map { [$0] } ?? []))])
+        return JSONValue.object([("learning", key.map(JSONValue.string) ?? .null)]).compactText
+    }
+
     /// Sets one key on the mixer; returns the keys to send.
     private static func set(_ key: String, _ json: JSONValue, on m: inout Mixer, notes: inout [String]) throws -> [Parameter] {
         if key == "mute.master" {

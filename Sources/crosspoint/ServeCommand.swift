@@ -405,6 +405,13 @@ enum ServeRoutes {
                 do { return try SurfaceAPI.load(name, from: store, node: node, session) } catch { throw APIError.from(error, key: "name") }
             })
         }
+        router.post("/api/nodes/:node/learn") { request, context in
+            let node = try node(context)
+            let body = try await body(request, keys: ["key"])
+            return json(try await surface.perform { session in
+                do { return try SurfaceAPI.learn(body, node: node, session) } catch { throw APIError.from(error, key: "key") }
+            })
+        }
         router.get("/api/presets") { _, _ in json(store.list()) }
         router.get("/api/presets/:name") { _, context in
             let name = context.parameters.get("name") ?? ""

@@ -40,7 +40,10 @@ NODES = [
      "output.position": ["FL", "FR", "FC", "LFE", "SL", "SR"], "ramp.ms": 10},
     {"node.name": "xp-64", "node.description": "Big 64x64", "inputs": 64, "outputs": 64},
     {"node.name": "xp-256", "node.description": "Huge 256x256", "inputs": 256, "outputs": 256},
+    {"node.name": "xp-midi", "node.description": "MIDI 2x2", "inputs": 2, "outputs": 2, "ramp.ms": 0,
+     "midi": True, "midi.map": ["cc 1 7 gain.in.0"]},
 ]
+LEARN_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "midi-learn.png")
 
 STATE = {}
 
@@ -798,6 +801,66 @@ class ControlSurface(unittest.TestCase):
         figure("screenshot", f"{SCREENSHOT} {width}x{height}, {os.path.getsize(SCREENSHOT)} bytes; meters then {peaks}")
         self.assertEqual((width, height), (960, 740))
 
+    # ------------------------------------------------------------ 11. MIDI learn
+
+    def test_midi_learn(self):
+        """11. MIDI learn on the page: the Learn button (only on a node with MIDI ports), a click on
+        input 1's gain, then a knob turned (CC 21 on channel 1, played into midi_in by pw-cat from a
+        MIDI file): the mapping lands in midi.map, the page says so, and the knob then moves the gain.
+        Screenshot while it waits: Tests/Browser/midi-learn.png."""
+        node, _, _ = self.open_node("xp-midi")
+        b = self.browser
+        wait_until("the MIDI group to show", lambda: b.js("return !document.getElementById('midi-group').hidden"))
+        b.find("midi-learn").click()
+        wait_until("learn mode", lambda: b.attr("midi-learn", "aria-pressed") == "true")
+        b.find("in-gain-1").click()
+        wait_until("the page to wait for a control", lambda: "for gain.in.1" in b.js("return document.getElementById('notice').textContent"))
+        self.browser.driver.save_screenshot(LEARN_SCREENSHOT)
+        # A knob turned: CC 21 from 40 to 90 (pickup is on: the second value takes it only if it
+        # crosses unity, so the gain is checked once learned, with a value that crosses).
+        midi = self.midi_file([(0.0, [0xB0, 21, 40]), (0.05, [0xB0, 21, 45])], "learn")
+        self.play_midi(midi, "xp-midi:midi_in")
+        wait_until("the mapping in Props", lambda: "cc 1 21 gain.in.1" in (self.sandbox.params(node).get("midi.map") or []), timeout=10)
+        wait_until("the page to say it learned", lambda: "Learned: cc 1 21 gain.in.1" in b.js("return document.getElementById('notice').textContent"))
+        self.assertEqual(b.attr("midi-learn", "aria-pressed"), "false")
+        # The knob now moves the gain: 127 then 64 crosses unity (99.3) and takes it to -10.3 dB.
+        self.play_midi(self.midi_file([(0.0, [0xB0, 21, 127]), (0.05, [0xB0, 21, 64])], "move"), "xp-midi:midi_in")
+        wait_until("gain.in.1 to follow the knob", lambda: abs((self.sandbox.params(node).get("gain.in.1") or 1) - 0.305833) < 1e-4, timeout=10)
+        wait_until("the page to show it", lambda: b.find("in-gain-1").text == "-10.3")
+        figure("midi_learn", f"learned {self.sandbox.params(node).get('midi.map')}; gain.in.1 then "
+                             f"{self.sandbox.params(node).get('gain.in.1'):.6f} (-10.3 dB on the page); screenshot {LEARN_SCREENSHOT}")
+
+    def midi_file(self, events, tag):
+        """A format 0 MIDI file (120 BPM, 96 ticks a beat) of (seconds, bytes) events after 1.5 s."""
+        def vlq(v):
+            out = [v & 0x7F]
+            v >>= 7
+            while v:
+                out.insert(0, (v & 0x7F) | 0x80)
+                v >>= 7
+            return out
+        track, now = [], 0
+        for t, data in events:
+            tick = round((1.5 + t) * 192)
+            track += vlq(tick - now) + data
+            now = tick
+        track += [0, 0xFF, 0x2F, 0]
+        path = self.sandbox.path("tmp", f"{tag}.mid")
+        with open(path, "wb") as f:
+            f.write(b"MThd" + bytes([0, 0, 0, 6, 0, 0, 0, 1, 0, 96]) + b"MTrk" + struct.pack(">I", len(track)) + bytes(track))
+        return path
+
+    def play_midi(self, path, port):
+        """pw-cat --playback --midi PATH, linked to PORT (not where the session manager would put it)."""
+        player = self.sandbox.spawn(["pw-cat", "--playback", "--midi", "--target", "0", path], "pw-cat-midi.log")
+        try:
+            output = wait_until("pw-cat's MIDI port", lambda: next(
+                (line for line in self.sandbox.run(["pw-link", "-o"]).stdout.splitlines() if line.startswith("pw-cat:")), None))
+            self.sandbox.link(output, port)
+            player.wait(timeout=15)
+        finally:
+            stop_process(player)
+
     # ------------------------------------------------------------ 8. the daemon restarts
 
     def test_daemon_restart(self):
@@ -985,7 +1048,7 @@ def bad_requests(rng, node, count):
 
 
 ORDER = ["grid", "presets", "click_audio", "pwcli_to_page", "page_to_node", "drag", "meters", "security", "robustness", "scale",
-         "screenshot", "daemon_restart"]
+         "screenshot", "midi_learn", "daemon_restart"]
 
 
 class Result(unittest.TextTestResult):

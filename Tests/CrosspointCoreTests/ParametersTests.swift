@@ -90,7 +90,7 @@ struct ParametersTests {
     func everyKeyRoundTrips(inputs: Int, outputs: Int) throws {
         let mixer = try makeMixer(inputs, outputs)
         let all = Parameter.all(for: mixer)
-        #expect(all.count == 1 + 2 * inputs + 2 * outputs + inputs * outputs + 7)
+        #expect(all.count == 1 + 2 * inputs + 2 * outputs + inputs * outputs + 10)
         #expect(Set(all).count == all.count, "no key twice")
         #expect(Set(all.map(\.key)).count == all.count, "no key string twice")
         for parameter in all {

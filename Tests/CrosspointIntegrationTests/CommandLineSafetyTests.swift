@@ -171,6 +171,7 @@ struct CommandLineSafetyTests {
             ("inputs", "3"), ("outputs", "3"), ("input.position", "L,R,C"), ("output.position", "FL,FR,RL"),
             ("channel-map", "2,1,0"), ("matrix.L.RL", "0.5"), ("gain.master", "0.5"), ("gain.in.C", "0.25"),
             ("gain.out.FR", "-6dB"), ("mute.in.R", "true"), ("mute.out.FL", "on"), ("ramp.ms", "7"),
+            ("midi", "on"), ("midi.map", "cc 1 7 gain.in.C, note 1 60 mute.out.FL momentary"),
         ]
         let covered = Set(try pairs.map { key, _ in
             try Parameter(key: key, in: try Mixer(inputs: 3, outputs: 3, inputChannels: ["L", "R", "C"], outputChannels: ["FL", "FR", "RL"]))
@@ -188,6 +189,7 @@ struct CommandLineSafetyTests {
         #expect(number(props["matrix.0.0"]) == 0 && number(props["gain.master"]) == 0.5 && number(props["gain.in.2"]) == 0.25)
         #expect(number(props["gain.out.1"]).map { abs($0 - 0.5011872) < 1e-6 } == true)
         #expect(props["mute.in.1"] as? Bool == true && props["mute.out.0"] as? Bool == true && number(props["ramp.ms"]) == 7)
+        #expect(props["midi"] as? Bool == true && props["midi.map"] as? [String] == ["cc 1 7 gain.in.C", "note 1 60 mute.out.FL momentary"])
 
         // A key set and then removed by a resize in the same call changes nothing.
         let gone = sandbox.crosspoint("param", "xp-show", "gain.out.2", "-9dB", "outputs", "2")

@@ -427,6 +427,7 @@ function showEmpty(text) {
 
 /** Master, ramp and counts; fields being edited are left alone. */
 function renderHeader() {
+  renderMidi();
   const n = S.node;
   const mg = $('master-gain');
   const g = n ? gainOf({ t: 'master' }) : 1;
@@ -881,6 +882,7 @@ function onPointerDown(ev) {
   if (!el) return;
   const tg = targetOf(el);
   if (!tg) return;
+  if (L.on) { ev.preventDefault(); learn(keyOf(tg), el); return; }
   if (tg.t !== 'master') { setCursor(tg.t === 'cell' ? tg : { t: tg.t, i: tg.i, j: tg.j }, false); G.vp.focus({ preventScroll: true }); }
   drag = { tg, el, id: ev.pointerId, x: ev.clientX, y: ev.clientY, g0: gainOf(tg), moved: false, type: ev.pointerType };
   try { el.setPointerCapture(ev.pointerId); } catch (e) { /* ignore */ }
@@ -949,6 +951,59 @@ function onWheel(ev) {
     readout.show(el, gainOf(tg));
     clearTimeout(onWheel.t);
     onWheel.t = setTimeout(() => readout.hide(), 700);
+  }
+}
+
+/* MIDI learn (nodes with MIDI ports): the Learn button arms it; a click on a gain, a
+ * cross-point or a mute then asks the node to map the next control that moves on its midi_in
+ * to that key (POST api/nodes/ID/learn); the mapping arrives in the node's midi.map. */
+const L = { on: false, key: null, known: [], el: null };
+
+function setLearn(on) {
+  if (!on && L.key && S.nodeId != null) api('api/nodes/' + S.nodeId + '/learn', 'POST', { key: null }).catch(() => {});
+  L.on = on;
+  L.key = null;
+  if (L.el) L.el.classList.remove('learn-target');
+  L.el = null;
+  $('notice').textContent = on ? 'MIDI learn: click a gain, a cross-point or a mute' : '';
+  renderMidi();
+}
+
+async function learn(key, el) {
+  if (!S.node) return;
+  if (L.el) L.el.classList.remove('learn-target');
+  L.key = key;
+  L.known = (S.node['midi.map'] || []).slice();
+  L.el = el || null;
+  if (L.el) L.el.classList.add('learn-target');
+  clearTimeout(noticeTimer);
+  $('notice').textContent = 'Move a control on your MIDI controller for ' + key + '…';
+  renderMidi();
+  try {
+    await api('api/nodes/' + S.nodeId + '/learn', 'POST', { key });
+  } catch (e) {
+    toast(e.message);
+    setLearn(false);
+  }
+}
+
+function renderMidi() {
+  const n = S.node;
+  const has = !!(n && n.midi);
+  const group = $('midi-group');
+  if (group.hidden === has) group.hidden = !has;
+  if (!has && L.on) { L.on = false; L.key = null; }
+  const b = $('midi-learn');
+  b.setAttribute('aria-pressed', String(L.on));
+  const label = L.key ? 'Learning…' : 'Learn';
+  if (b.textContent !== label) b.textContent = label;
+  document.body.classList.toggle('learning', L.on);
+  if (L.key && n && Array.isArray(n['midi.map'])) {
+    const learned = n['midi.map'].find((m) => !L.known.includes(m) && m.split(' ').includes(L.key));
+    if (learned) {
+      setLearn(false);
+      notice('Learned: ' + learned);
+    }
   }
 }
 
@@ -1286,6 +1341,7 @@ function boot() {
     if (!strip) return;
     const tg = strip._side === 'in' ? { t: 'in', i: strip._i } : { t: 'out', j: strip._i };
     setCursor(tg, false);
+    if (L.on && act.dataset.act === 'mute') { learn(muteKeyOf(tg), act); return; }
     if (act.dataset.act === 'mute') toggleMute(tg);
     else if (act.dataset.act === 'rename') openEditor({ t: 'name', side: strip._side, i: strip._i }, strip._name);
     else if (act.dataset.act === 'clip') { clearClip(strip); }
@@ -1294,7 +1350,11 @@ function boot() {
   // focus on the grid with the mouse must not steal from buttons: buttons in strips keep focus off
   G.vp.addEventListener('mousedown', (ev) => { if (ev.target.closest('button')) ev.preventDefault(); });
 
-  $('master-mute').addEventListener('click', () => toggleMute({ t: 'master' }));
+  $('master-mute').addEventListener('click', () => {
+    if (L.on) { toast('MIDI cannot switch the master mute (it is no key of the parameter table): map gain.master, or an input or output mute'); return; }
+    toggleMute({ t: 'master' });
+  });
+  $('midi-learn').addEventListener('click', () => setLearn(!L.on));
   numberField('ramp', 'ramp.ms', 0, 1000, false);
   numberField('inputs-count', 'inputs', 1, 256, true);
   numberField('outputs-count', 'outputs', 1, 256, true);
