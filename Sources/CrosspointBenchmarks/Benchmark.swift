@@ -35,6 +35,7 @@ struct Options {
     var pad = 0
     var checksum = false
     var levels = false
+    var midi = false
     var kernel = KernelVersion.default
 
     static func parse(_ arguments: [String]) -> Options {
@@ -67,10 +68,11 @@ struct Options {
                 }
                 options.kernel = version
             case "--levels": options.levels = true
+            case "--midi": options.midi = true
             case "--help", "-h":
                 print("""
                     usage: crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS]
-                                            [--checksum] [--levels] [--kernel NAME]
+                                            [--checksum] [--levels] [--midi] [--kernel NAME]
                       --quick           fewer, shorter batches (about 6x faster, noisier)
                       --filter SHAPE    only shapes whose name contains SHAPE (e.g. 64x64, identity,
                                         "256x256 dense"); repeatable
@@ -83,6 +85,8 @@ struct Options {
                                         bit-identical output, e.g. before and after a kernel change
                       --levels          time metering instead: render alone, meter off, meter on
                                         (default shapes 64x64 dense and 256x256 dense)
+                      --midi            time MIDI control's data-thread work (an event, a feedback
+                                        message) beside an 8x8 render of 64 frames
                       --kernel NAME     the mixing kernel's version (default: the one chosen at load,
                                         the best this CPU runs: \(KernelVersion.default); this CPU runs
                                         \(KernelVersion.available.map(\.name).joined(separator: ", ")))
@@ -597,6 +601,10 @@ struct CrosspointBench {
         let batchNanoseconds: UInt64 = options.quick ? 5_000_000 : 10_000_000
 
         let machine = MachineInfo.current()
+        if options.midi {
+            runMIDI(quick: options.quick, machine: machine)
+            return
+        }
         if options.levels {
             var levelsOptions = options
             if !CommandLine.arguments.contains("--frames") { levelsOptions.frameCounts = [256] }

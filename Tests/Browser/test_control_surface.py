@@ -66,13 +66,18 @@ class ControlSurface(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         t0 = time.time()
-        cls.sandbox = Sandbox(NODES).start()
-        log(f"sandbox {cls.sandbox.dir} up in {time.time() - t0:.1f} s")
-        cls.server = Server(cls.sandbox).start()
-        log(f"crosspoint serve on {cls.server.base}")
-        t1 = time.time()
-        cls.browser = Browser(cls.sandbox)
-        log(f"chromium up in {time.time() - t1:.1f} s")
+        try:
+            cls.sandbox = Sandbox(NODES).start()
+            log(f"sandbox {cls.sandbox.dir} up in {time.time() - t0:.1f} s")
+            cls.server = Server(cls.sandbox).start()
+            log(f"crosspoint serve on {cls.server.base}")
+            t1 = time.time()
+            cls.browser = Browser(cls.sandbox)
+            log(f"chromium up in {time.time() - t1:.1f} s")
+        except BaseException:
+            # unittest skips tearDownClass when setUpClass fails: stop what was started.
+            cls.tearDownClass()
+            raise
 
     @classmethod
     def tearDownClass(cls):
