@@ -81,6 +81,37 @@ struct OSCTests {
         #expect(server.isRunning)
     }
 
+    /// With a token (off loopback, or --token-file), a sender is heard only once it sent it.
+    @Test func withATokenOSCIsHeardOnlyAfterTheToken() throws {
+        let sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path])
+        defer { sandbox.stop() }
+        _ = try sandbox.waitFor("the node") { $0.nodeID("crosspoint") != nil }
+        let folder = NSTemporaryDirectory() + "crosspoint-osc-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let token = "osc-test-token-0123456789"
+        try token.write(toFile: folder + "/token", atomically: true, encoding: .utf8)
+        let port = Int.random(in: 20000...29999)
+        let server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)", "--token-file", folder + "/token"],
+                                       stdout: folder + "/serve.out", stderr: folder + "/serve.err")
+        defer { server.stop() }
+        try wait("the server to listen") { (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("send /crosspoint/token TOKEN first") == true }
+        // Without the token: refused. With a wrong one: refused. The sender's port is what is
+        // trusted, so the messages go from one socket (python3's, as liblo's oscsend picks a new
+        // port each time).
+        let withoutToken = OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.5)]).bytes
+        let wrong = OSCMessage(address: "/crosspoint/token", arguments: [.string("nope")]).bytes
+        let right = OSCMessage(address: "/crosspoint/token", arguments: [.string(token)]).bytes
+        let then = OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.25)]).bytes
+        try sendRaw([withoutToken, wrong], port: port, sandbox: sandbox)
+        usleep(500_000)
+        #expect(sandbox.float(try Graph(sandbox).params(of: "crosspoint")["gain.master"]) == 1, "a change without the token")
+        try sendRaw([right, then], port: port, sandbox: sandbox)
+        _ = try sandbox.waitFor("the change after the token") { sandbox.float($0.params(of: "crosspoint")["gain.master"]) == 0.25 }
+        let log = (try? String(contentsOfFile: folder + "/serve.err", encoding: .utf8)) ?? ""
+        #expect(log.contains("send /crosspoint/token TOKEN first") && log.contains("wrong token"), "\(log)")
+    }
+
     private func wait(_ what: String, timeout: Double = 10, _ condition: () -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while !condition() {
@@ -91,8 +122,15 @@ struct OSCTests {
 
     /// One UDP datagram of these bytes to the server (python3's socket: the bytes as given).
     private func sendRaw(_ bytes: [UInt8], port: Int, sandbox: Sandbox) throws {
-        let hex = bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
-        let sent = sandbox.run(["python3", "-c", "import socket,sys; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(bytes.fromhex(sys.argv[1]), ('127.0.0.1', int(sys.argv[2])))", hex, "\(port)"])
+        try sendRaw([bytes], port: port, sandbox: sandbox)
+    }
+
+    /// Datagrams, in order, from one socket (one sending port).
+    private func sendRaw(_ datagrams: [[UInt8]], port: Int, sandbox: Sandbox) throws {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+        let script = "import socket,sys,time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            + "for d in sys.argv[2:]:\n    s.sendto(bytes.fromhex(d), ('127.0.0.1', int(sys.argv[1])))\n    time.sleep(0.05)\n"
+        let sent = sandbox.run(["python3", "-c", script, "\(port)"] + datagrams.map(hex))
         guard sent.succeeded else { throw SandboxError("sending a datagram: \(sent.stderr)") }
     }
 }
