@@ -37,6 +37,9 @@ final class OSCServer: @unchecked Sendable {
     private let subscriptions = Mutex<[SocketAddress: Set<String>]>([:])
     /// Off loopback: the senders that gave the token.
     private let trusted = Mutex<Set<SocketAddress>>([])
+    /// Changes waiting for the surface's thread, per node, each message's (or bundle's) pairs
+    /// with its sender, in order.
+    private let pending = Mutex<[String: [(pairs: [JSONValue], sender: SocketAddress)]]>([:])
     /// The last state sent to subscribers, per node (surface thread only).
     private var lastSent: [String: [String: OSCValue]] = [:]
 
@@ -148,16 +151,63 @@ final class OSCServer: @unchecked Sendable {
                 refuse("\(message.address.printable): expected /crosspoint/NODE/KEY, /crosspoint/subscribe or /crosspoint/unsubscribe", to: sender)
             }
         }
-        for change in changes {
-            let body = JSONValue.object([("params", .array(change.pairs))])
-            Task {
-                do {
-                    _ = try await surface.perform { session in try SurfaceAPI.change(body, node: change.node, session) }
-                } catch {
-                    self.refuse("/crosspoint/\(change.node.printable): \(APIError.from(error).message)", to: sender)
+        for change in changes { queue(change.node, change.pairs, from: sender) }
+    }
+
+    /// Queues a node's change. Jobs run in the order queued (one event loop thread receives), so
+    /// a fader's stream ends on its last value; what arrives while a change is being applied
+    /// waits and goes as one change set (a key's last value), or, if that set is refused, message
+    /// by message, so that a bad message refuses only itself.
+    private func queue(_ node: String, _ pairs: [JSONValue], from sender: SocketAddress) {
+        let isNew = pending.withLock { all -> Bool in
+            if all[node] != nil {
+                all[node]!.append((pairs, sender))
+                return false
+            }
+            all[node] = [(pairs, sender)]
+            return true
+        }
+        guard isNew else { return }
+        surface.submit({ session in
+            guard let waiting = self.pending.withLock({ all in defer { all[node] = nil }; return all[node] }) else { return }
+            func apply(_ pairs: [JSONValue]) throws {
+                _ = try SurfaceAPI.change(.object([("params", .array(pairs))]), node: node, session)
+            }
+            do {
+                try apply(Self.merged(waiting.map(\.pairs)))
+                return
+            } catch where waiting.count > 1 {
+                // One of them is bad: each on its own.
+            } catch {
+                self.refuse("/crosspoint/\(node.printable): \(APIError.from(error).message)", to: waiting[0].sender)
+                return
+            }
+            for message in waiting {
+                do { try apply(message.pairs) } catch {
+                    self.refuse("/crosspoint/\(node.printable): \(APIError.from(error).message)", to: message.sender)
                 }
             }
+        }, failed: { error in
+            let waiting = self.pending.withLock { $0.removeValue(forKey: node) } ?? []
+            for message in waiting { self.refuse("/crosspoint/\(node.printable): \(APIError.from(error).message)", to: message.sender) }
+        })
+    }
+
+    /// KEY, VALUE pairs of several messages as one list: each key once, at its last value, in the
+    /// order keys first came.
+    static func merged(_ lists: [[JSONValue]]) -> [JSONValue] {
+        var keys: [String] = [], values: [String: JSONValue] = [:]
+        for pairs in lists {
+            var k = 0
+            while k + 1 < pairs.count {
+                if case let .string(key) = pairs[k] {
+                    if values[key] == nil { keys.append(key) }
+                    values[key] = pairs[k + 1]
+                }
+                k += 2
+            }
         }
+        return keys.flatMap { [JSONValue.string($0), values[$0]!] }
     }
 
     /// Whether the server hears `sender`: always on loopback without a token, else once it gave it.

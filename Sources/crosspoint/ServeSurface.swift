@@ -134,6 +134,21 @@ final class Surface: @unchecked Sendable {
         }
     }
 
+    /// Queues `work` on the surface's thread now, without waiting: jobs submitted from one
+    /// thread run in the order submitted (OSC's stream of fader values, whose last must win).
+    /// Without a daemon, or when `work` throws, `failed` gets the error.
+    func submit(_ work: @escaping @Sendable (Session) throws -> Void, failed: @escaping @Sendable (any Error) -> Void) {
+        jobs.withLock {
+            $0.append { session in
+                guard let session else {
+                    failed(APIError(503, "not connected to PipeWire (the daemon is away; retrying every second)", key: nil))
+                    return
+                }
+                do { try work(session) } catch { failed(error) }
+            }
+        }
+    }
+
     // MARK: WebSockets
 
     /// A new WebSocket's subscriber; it gets the status and the node list at once.

@@ -79,6 +79,16 @@ struct OSCTests {
             #expect(log.contains(reason), "the log says why (\(reason)): \(log)")
         }
         #expect(server.isRunning)
+
+        // A fader's burst (TouchOSC sends one message a frame): 200 values a millisecond apart,
+        // with a bad one in the middle. The good ones apply, and the last one lands.
+        var burst = (0..<200).map { k in OSCMessage(address: "/crosspoint/crosspoint/gain.in.0", arguments: [.float(Float(k) / 400)]).bytes }
+        burst.insert(OSCMessage(address: "/crosspoint/crosspoint/gain.in.0", arguments: [.float(50)]).bytes, at: 100)
+        try sendRaw(burst, port: port, sandbox: sandbox, gap: 0.001)
+        _ = try sandbox.waitFor("the burst's last value", describe: { "gain.in.0 = \($0.params(of: "crosspoint")["gain.in.0"] ?? "nil")" }) { graph in
+            sandbox.float(graph.params(of: "crosspoint")["gain.in.0"]).map { abs($0 - 199.0 / 400) < 1e-6 } ?? false
+        }
+        #expect(server.isRunning)
     }
 
     /// With a token (off loopback, or --token-file), a sender is heard only once it sent it.
@@ -126,11 +136,11 @@ struct OSCTests {
     }
 
     /// Datagrams, in order, from one socket (one sending port).
-    private func sendRaw(_ datagrams: [[UInt8]], port: Int, sandbox: Sandbox) throws {
+    private func sendRaw(_ datagrams: [[UInt8]], port: Int, sandbox: Sandbox, gap: Double = 0.05) throws {
         func hex(_ bytes: [UInt8]) -> String { bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
         let script = "import socket,sys,time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-            + "for d in sys.argv[2:]:\n    s.sendto(bytes.fromhex(d), ('127.0.0.1', int(sys.argv[1])))\n    time.sleep(0.05)\n"
-        let sent = sandbox.run(["python3", "-c", script, "\(port)"] + datagrams.map(hex))
+            + "for d in sys.argv[3:]:\n    s.sendto(bytes.fromhex(d), ('127.0.0.1', int(sys.argv[1])))\n    time.sleep(float(sys.argv[2]))\n"
+        let sent = sandbox.run(["python3", "-c", script, "\(port)", "\(gap)"] + datagrams.map(hex))
         guard sent.succeeded else { throw SandboxError("sending a datagram: \(sent.stderr)") }
     }
 }
