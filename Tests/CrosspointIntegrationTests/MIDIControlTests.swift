@@ -210,6 +210,47 @@ extension MIDIControlTests {
     }
 }
 
+extension MIDIControlTests {
+    /// A MIDI change reaches the audio within two quanta and glides over the ramp: a probe client
+    /// (Fixtures/midi-latency-probe.c, built here) plays a constant 0.5 into in_AUX0 and, a second
+    /// in, a note on into midi_in (the drop-in's momentary mute of out_FL); its second node reads
+    /// out_FL. Both read the graph's clock, so the cycle the output first moves is known. At
+    /// quantum 64 (1.3 ms), the hardest case for the main loop's hop: PipeWire's own forced quantum.
+    @Test func aMIDIChangeReachesTheAudioWithinTwoQuantaAndGlides() throws {
+        let sandbox = try startSandbox()
+        defer { sandbox.stop() }
+        let folder = NSTemporaryDirectory() + "crosspoint-probe-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/midi-latency-probe.c").path
+        let built = sandbox.shell(
+            "cc=$(command -v clang || command -v cc) && \"$cc\" -O2 -o '\(folder)/probe' '\(source)' $(pkg-config --cflags --libs libpipewire-0.3) -lm",
+            timeout: 120)
+        try #require(built.succeeded, "building the probe: \(built.stderr)")
+        let forced = sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "64"])
+        try #require(forced.succeeded, "\(forced.stderr)")
+        let probe = try sandbox.start([folder + "/probe"] + (PipeWire.atLeast(1, 4, 0) ? ["ump"] : []), stdout: folder + "/probe.out")
+        defer { probe.stop() }
+        _ = try sandbox.waitFor("the probe's ports") { graph in
+            graph.ports(of: "xp-probe-source", direction: "output").count == 2 && graph.ports(of: "xp-probe-sink", direction: "input").count == 1
+        }
+        let linked = sandbox.shell("pw-link xp-probe-source:out \(Self.node):in_AUX0 && pw-link xp-probe-source:midi \(Self.node):midi_in && pw-link \(Self.node):out_FL xp-probe-sink:in")
+        try #require(linked.succeeded, "\(linked.stderr)")
+        probe.wait(timeout: 25)
+        let line = (try? String(contentsOfFile: folder + "/probe.out", encoding: .utf8)) ?? ""
+        var fields: [String: Double] = [:]
+        for pair in line.split(whereSeparator: { $0 == " " || $0 == "\n" }) {
+            let kv = pair.split(separator: "=")
+            if kv.count == 2, let v = Double(kv[1]) { fields[String(kv[0])] = v }
+        }
+        try #require(fields["cycles"] != nil, "the probe said: \(line)")
+        #expect(fields["quantum"] == 64, "\(line)")
+        #expect(fields["cycles"]! <= 2, "the note reached the audio \(fields["cycles"]!) cycles after it was sent: \(line)")
+        // A 10 ms ramp from 0.5 to silence: steps of 0.5 / 480 a sample, never a jump.
+        #expect(fields["fell_to"]! < 1e-4 && fields["max_step"]! < 0.5 / 480 * 1.5, "\(line)")
+    }
+}
+
 /// A format 0 Standard MIDI File of timed events (seconds), at 120 BPM and 96 ticks a beat.
 struct MIDIFile {
     let events: [(Double, [UInt8])]
