@@ -71,6 +71,9 @@ public struct MIDIOutbox: @unchecked Sendable {
         return max(count, 0)
     }
 
+    /// How many messages the data thread has taken so far (it moves only while the node runs).
+    public var taken: Int { state.pointee.taken.load(ordering: .acquiring) }
+
     /// Data thread: the first `count` waiting messages were sent. Real-time safe.
     @inline(__always)
     public func consume(_ count: Int) {

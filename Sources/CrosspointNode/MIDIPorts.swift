@@ -156,14 +156,28 @@ final class MIDIControlCenter {
     }
 
     /// Puts the feedback of `mixer` (the keys whose controls are not where they are) into the
-    /// outbox; when it does not fit, everything is sent again a little later.
+    /// outbox. Without MIDI ports there is nowhere to send it: every control is sent when they
+    /// come back. When it does not fit, everything is sent again a little later, as long as the
+    /// data thread takes from the outbox (a node nobody links does not run; its next link or
+    /// change sends everything then).
     func sendFeedback(for mixer: Mixer) {
         syncMappings(mixer)
+        guard mixer.midi.ports else {
+            mapper.resendAll()
+            return
+        }
         let messages = mapper.feedback(for: mixer)
         guard !realtime.outbox.put(messages) else { return }
         mapper.resendAll()
-        armRetry(50)
+        let taken = realtime.outbox.taken
+        if taken != takenAtLastRetry {
+            takenAtLastRetry = taken
+            armRetry(50)
+        }
     }
+
+    /// The outbox's taken count when a retry was last armed: no progress since, no retry.
+    private var takenAtLastRetry = -1
 
     /// Every mapped control is sent where its key is, at the next feedback (the ports were just
     /// switched on, or the mappings changed).
