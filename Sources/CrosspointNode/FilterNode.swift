@@ -179,7 +179,7 @@ public final class FilterNode {
             do throws(CrosspointError) {
                 let request = try MIDILearn(try Mixer.parameterValue(entry.value, key: MIDILearn.key))
                 if let target = request.target { _ = try Parameter(key: target, in: mixer) }
-                guard let midi else {
+                guard let midi, mixer.midi.ports else {
                     throw .invalidValue(key: MIDILearn.key, reason: "the node has no MIDI ports: switch them on first (midi = true)")
                 }
                 midi.learn(request.target)

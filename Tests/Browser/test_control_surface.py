@@ -832,6 +832,13 @@ class ControlSurface(unittest.TestCase):
         self.play_midi(self.midi_file([(0.0, [0xB0, 21, 127]), (0.05, [0xB0, 21, 64])], "move"), "xp-midi:midi_in")
         wait_until("gain.in.1 to follow the knob", lambda: abs((self.sandbox.params(node).get("gain.in.1") or 1) - 0.305833) < 1e-4, timeout=10)
         wait_until("the page to show it", lambda: b.find("in-gain-1").text == "-10.3")
+        # The ramp is learned the same way (a knob on CC 22).
+        b.find("midi-learn").click()
+        wait_until("learn mode again", lambda: b.attr("midi-learn", "aria-pressed") == "true")
+        b.find("ramp").click()
+        wait_until("the page to wait for the ramp's control", lambda: "for ramp.ms" in b.js("return document.getElementById('notice').textContent"))
+        self.play_midi(self.midi_file([(0.0, [0xB0, 22, 10]), (0.05, [0xB0, 22, 12])], "ramp"), "xp-midi:midi_in")
+        wait_until("the ramp's mapping in Props", lambda: "cc 1 22 ramp.ms" in (self.sandbox.params(node).get("midi.map") or []), timeout=10)
         figure("midi_learn", f"learned {self.sandbox.params(node).get('midi.map')}; gain.in.1 then "
                              f"{self.sandbox.params(node).get('gain.in.1'):.6f} (-10.3 dB on the page); screenshot {LEARN_SCREENSHOT}")
 

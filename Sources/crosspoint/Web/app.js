@@ -955,7 +955,7 @@ function onWheel(ev) {
 }
 
 /* MIDI learn (nodes with MIDI ports): the Learn button arms it; a click on a gain, a
- * cross-point or a mute then asks the node to map the next control that moves on its midi_in
+ * cross-point, a mute or the ramp then asks the node to map the next control that moves on its midi_in
  * to that key (POST api/nodes/ID/learn); the mapping arrives in the node's midi.map. */
 const L = { on: false, key: null, known: [], el: null };
 
@@ -1355,6 +1355,11 @@ function boot() {
     toggleMute({ t: 'master' });
   });
   $('midi-learn').addEventListener('click', () => setLearn(!L.on));
+  $('ramp').addEventListener('pointerdown', (ev) => {
+    if (!L.on) return;
+    ev.preventDefault();
+    learn('ramp.ms', $('ramp'));
+  });
   numberField('ramp', 'ramp.ms', 0, 1000, false);
   numberField('inputs-count', 'inputs', 1, 256, true);
   numberField('outputs-count', 'outputs', 1, 256, true);
