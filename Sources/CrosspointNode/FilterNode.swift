@@ -79,12 +79,8 @@ public final class FilterNode {
         context.initialize(to: DSPContext(
             renderer: engine.renderer, levels: levels.tap, owner: nil, table: makePortTable()))
         context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
-        if mixer.midi.ports {
-            let center = MIDIControlCenter(loop: loop) { [unowned self] in self.midiArrived() }
-            midi = center
-            context.pointee.midi = center.realtime
-            center.sendFeedback(for: mixer)
-        }
+        makeMIDIControlIfNeeded()
+        midi?.sendFeedback(for: mixer)
         levels.shape = { [unowned self] in (self.mixer.inputs, self.mixer.outputs) }
         levels.onPublish = { [unowned self] text in self.setProperty(LevelsCodec.property, text) }
 
@@ -203,6 +199,19 @@ public final class FilterNode {
         midi?.sendFeedback(for: mixer)
     }
 
+    /// Makes MIDI control the first time the node has its MIDI ports, before the data thread's
+    /// table has them (the table's swap then publishes it to the data thread). Without it (the
+    /// loop could not make its event source) the ports are there and do nothing.
+    private func makeMIDIControlIfNeeded() {
+        guard mixer.midi.ports, midi == nil else { return }
+        guard let center = MIDIControlCenter(loop: loop, onArrival: { [unowned self] in self.midiArrived() }) else {
+            Log.error("\(configuration.nodeName): cannot make the event source MIDI control needs; its ports do nothing")
+            return
+        }
+        midi = center
+        context.pointee.midi = center.realtime
+    }
+
     /// MIDI arrived (the data thread woke the main loop): the changes it makes play at once;
     /// Props and `onChange` follow within `midiPublishInterval`.
     private func midiArrived() {
@@ -266,11 +275,7 @@ public final class FilterNode {
                 finishReplacements()
             }
         }
-        if mixer.midi.ports && midi == nil {
-            let center = MIDIControlCenter(loop: loop) { [unowned self] in self.midiArrived() }
-            midi = center
-            context.pointee.midi = center.realtime
-        }
+        makeMIDIControlIfNeeded()
         var added = false
         for k in groups.indices {
             let wanted = wantedChannels(groups[k].kind)

@@ -83,17 +83,19 @@ final class MIDIControlCenter {
     /// The `format.dsp` of the MIDI ports on this PipeWire.
     static var portFormat: String { ump ? "32 bit raw UMP" : "8 bit raw midi" }
 
-    init(loop: UnsafeMutablePointer<pw_loop>, onArrival: @escaping () -> Void) {
+    /// Nil when the loop cannot make the event source that wakes it (out of memory or file
+    /// descriptors): the node then runs without MIDI control, and says so.
+    init?(loop: UnsafeMutablePointer<pw_loop>, onArrival: @escaping () -> Void) {
+        // The callbacks get this object unretained: it outlives its sources (`destroy`).
+        guard let arrived = cpshim_loop_add_event(loop, { data, _ in
+            guard let data else { return }
+            Unmanaged<MIDIControlCenter>.fromOpaque(data).takeUnretainedValue().onArrival()
+        }, nil) else { return nil }
         self.loop = loop
         self.onArrival = onArrival
         let inbox = MIDIInbox.make(), outbox = MIDIOutbox.make()
         let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: MIDIRealtime.scratchCapacity)
         scratch.initialize(repeating: 0, count: MIDIRealtime.scratchCapacity)
-        // The callbacks get this object unretained: it outlives its sources (`destroy`).
-        let arrived = cpshim_loop_add_event(loop, { data, _ in
-            guard let data else { return }
-            Unmanaged<MIDIControlCenter>.fromOpaque(data).takeUnretainedValue().onArrival()
-        }, nil)!
         realtime = MIDIRealtime(inbox: inbox, outbox: outbox, loop: loop, arrived: arrived, scratch: scratch,
                                 ump: Self.ump)
         arrived.pointee.data = Unmanaged.passUnretained(self).toOpaque()

@@ -43,7 +43,7 @@ final class OSCServer: @unchecked Sendable {
     /// The last state sent to subscribers, per node (surface thread only).
     private var lastSent: [String: [String: OSCValue]] = [:]
 
-    /// At most this many subscribers (the oldest is dropped).
+    /// At most this many subscribers (a new one beyond that takes the place of another).
     static let maximumSubscribers = 64
 
     init(surface: Surface, token: String?) {
@@ -249,7 +249,7 @@ final class OSCServer: @unchecked Sendable {
 
     private func subscribe(_ sender: SocketAddress, to node: String) {
         subscriptions.withLock { all in
-            if all[sender] == nil, all.count >= Self.maximumSubscribers, let oldest = all.keys.first { all[oldest] = nil }
+            if all[sender] == nil, all.count >= Self.maximumSubscribers, let other = all.keys.first { all[other] = nil }
             all[sender, default: []].insert(node)
         }
         // The node's keys now, from the surface's thread.

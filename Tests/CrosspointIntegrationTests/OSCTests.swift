@@ -8,17 +8,36 @@ import Testing
 /// bad packets change nothing.
 @Suite(.serialized)
 struct OSCTests {
-    @Test func oscMessagesAndBundlesChangeTheNodeAndSubscribersHearOfIt() throws {
-        let sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path])
-        defer { sandbox.stop() }
-        _ = try sandbox.waitFor("the node") { $0.nodeID("crosspoint") != nil }
-        let folder = NSTemporaryDirectory() + "crosspoint-osc-\(UInt32.random(in: 0..<UInt32.max))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let port = Int.random(in: 20000...29999), replies = port + 10000
-        let server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)"],
+    /// A daemon with the shipped drop-in, a folder for the files, and `crosspoint serve --osc`
+    /// on a random port (with `arguments` added): stopped and removed by `stop`.
+    private struct Rig {
+        let sandbox: Sandbox
+        let folder: String
+        let port: Int
+        let server: Background
+
+        init(_ arguments: (String) -> [String] = { _ in [] }) throws {
+            sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path])
+            _ = try sandbox.waitFor("the node") { $0.nodeID("crosspoint") != nil }
+            folder = NSTemporaryDirectory() + "crosspoint-osc-\(UInt32.random(in: 0..<UInt32.max))"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            port = Int.random(in: 20000...29999)
+            server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)"] + arguments(folder),
                                        stdout: folder + "/serve.out", stderr: folder + "/serve.err")
-        defer { server.stop() }
+        }
+
+        func stop() {
+            server.stop()
+            try? FileManager.default.removeItem(atPath: folder)
+            sandbox.stop()
+        }
+    }
+
+    @Test func oscMessagesAndBundlesChangeTheNodeAndSubscribersHearOfIt() throws {
+        let rig = try Rig()
+        defer { rig.stop() }
+        let (sandbox, folder, port, server) = (rig.sandbox, rig.folder, rig.port, rig.server)
+        let replies = port + 10000
         let dump = try sandbox.start(["stdbuf", "-oL", "oscdump", "\(replies)"], stdout: folder + "/dump.out", stderr: folder + "/dump.err")
         defer { dump.stop() }
         try wait("the server to listen") { (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("OSC: udp://127.0.0.1:\(port)") == true }
@@ -93,18 +112,14 @@ struct OSCTests {
 
     /// With a token (off loopback, or --token-file), a sender is heard only once it sent it.
     @Test func withATokenOSCIsHeardOnlyAfterTheToken() throws {
-        let sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path])
-        defer { sandbox.stop() }
-        _ = try sandbox.waitFor("the node") { $0.nodeID("crosspoint") != nil }
-        let folder = NSTemporaryDirectory() + "crosspoint-osc-\(UInt32.random(in: 0..<UInt32.max))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         let token = "osc-test-token-0123456789"
-        try token.write(toFile: folder + "/token", atomically: true, encoding: .utf8)
-        let port = Int.random(in: 20000...29999)
-        let server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)", "--token-file", folder + "/token"],
-                                       stdout: folder + "/serve.out", stderr: folder + "/serve.err")
-        defer { server.stop() }
+        let rig = try Rig { folder in
+            // The token file, written before the server reads it.
+            try? token.write(toFile: folder + "/token", atomically: true, encoding: .utf8)
+            return ["--token-file", folder + "/token"]
+        }
+        defer { rig.stop() }
+        let (sandbox, folder, port) = (rig.sandbox, rig.folder, rig.port)
         try wait("the server to listen") { (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("send /crosspoint/token TOKEN first") == true }
         // Without the token: refused. With a wrong one: refused. The sender's port is what is
         // trusted, so the messages go from one socket (python3's, as liblo's oscsend picks a new
