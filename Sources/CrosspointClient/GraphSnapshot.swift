@@ -8,14 +8,14 @@ public struct GraphNode: Sendable, Equatable {
     public let id: UInt32
     public let properties: [String: String]
 
-    public var name: String { properties["node.name"] ?? "node \(id)" }
-    public var description: String { properties["node.description"] ?? properties["node.nick"] ?? name }
-    public var mediaClass: String? { properties["media.class"] }
+    public var name: String { properties[PW_KEY_NODE_NAME] ?? "node \(id)" }
+    public var description: String { properties[PW_KEY_NODE_DESCRIPTION] ?? properties[PW_KEY_NODE_NICK] ?? name }
+    public var mediaClass: String? { properties[PW_KEY_MEDIA_CLASS] }
 
     /// The mixer shape of a Crosspoint node (`crosspoint.inputs`, `crosspoint.outputs`); nil for other nodes.
     public var crosspointShape: (inputs: Int, outputs: Int)? {
-        guard let inputs = properties["crosspoint.inputs"].flatMap({ Int($0) }),
-              let outputs = properties["crosspoint.outputs"].flatMap({ Int($0) }) else { return nil }
+        guard let inputs = properties[CrosspointProperty.inputs].flatMap({ Int($0) }),
+              let outputs = properties[CrosspointProperty.outputs].flatMap({ Int($0) }) else { return nil }
         return (inputs, outputs)
     }
 
@@ -95,13 +95,13 @@ extension PipeWireClient {
             func id(_ key: String) -> UInt32? { p[key].flatMap { UInt32($0) } }
             switch global.type {
             case "PipeWire:Interface:Port":
-                guard let node = id("node.id"), let direction = p["port.direction"].flatMap(GraphPort.Direction.init) else { continue }
+                guard let node = id(PW_KEY_NODE_ID), let direction = p[PW_KEY_PORT_DIRECTION].flatMap(GraphPort.Direction.init) else { continue }
                 ports.append(GraphPort(
-                    id: global.id, nodeID: node, direction: direction, index: p["port.id"].flatMap { Int($0) } ?? Int(global.id),
-                    name: p["port.name"] ?? "port \(global.id)", channel: p["audio.channel"], isMonitor: p["port.monitor"] == "true"))
+                    id: global.id, nodeID: node, direction: direction, index: p[PW_KEY_PORT_ID].flatMap { Int($0) } ?? Int(global.id),
+                    name: p[PW_KEY_PORT_NAME] ?? "port \(global.id)", channel: p[PW_KEY_AUDIO_CHANNEL], isMonitor: p[PW_KEY_PORT_MONITOR] == "true"))
             case "PipeWire:Interface:Link":
-                guard let outNode = id("link.output.node"), let outPort = id("link.output.port"),
-                      let inNode = id("link.input.node"), let inPort = id("link.input.port") else { continue }
+                guard let outNode = id(PW_KEY_LINK_OUTPUT_NODE), let outPort = id(PW_KEY_LINK_OUTPUT_PORT),
+                      let inNode = id(PW_KEY_LINK_INPUT_NODE), let inPort = id(PW_KEY_LINK_INPUT_PORT) else { continue }
                 links.append(GraphLink(id: global.id, outputNode: outNode, outputPort: outPort, inputNode: inNode, inputPort: inPort))
             default:
                 continue

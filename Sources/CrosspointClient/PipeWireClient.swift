@@ -36,7 +36,7 @@ public final class PipeWireClient {
             throw .cannotConnect(remote: remoteName, reason: "cannot make a context: \(String(cString: strerror(errno)))")
         }
         let properties = cpshim_properties_new()
-        if let remote { pw_properties_set(properties, "remote.name", remote) }
+        if let remote { pw_properties_set(properties, PW_KEY_REMOTE_NAME, remote) }
         guard let core = pw_context_connect(context, properties, 0) else {
             let reason = String(cString: strerror(errno))
             pw_context_destroy(context)

@@ -118,10 +118,10 @@ public func pipewireModuleInit(_ module: OpaquePointer?, _ args: UnsafePointer<C
         let instance = try ModuleInstance(module: module, configuration: configuration)
         _ = Unmanaged.passRetained(instance)  // released by the module's destroy event
         let props = cpshim_properties_new()
-        pw_properties_set(props, "module.author", "Crosspoint")
-        pw_properties_set(props, "module.version", CrosspointVersion.string)
-        pw_properties_set(props, "module.description", "Matrix mixer and channel router (pw_filter)")
-        pw_properties_set(props, "module.usage", NodeConfiguration.arguments.map { "( \($0.name) = \($0.example) )" }.joined(separator: " "))
+        pw_properties_set(props, PW_KEY_MODULE_AUTHOR, "Crosspoint")
+        pw_properties_set(props, PW_KEY_MODULE_VERSION, CrosspointVersion.string)
+        pw_properties_set(props, PW_KEY_MODULE_DESCRIPTION, "Matrix mixer and channel router (pw_filter)")
+        pw_properties_set(props, PW_KEY_MODULE_USAGE, NodeConfiguration.arguments.map { "( \($0.name) = \($0.example) )" }.joined(separator: " "))
         pw_impl_module_update_properties(module, &props!.pointee.dict)
         pw_properties_free(props)
         return 0

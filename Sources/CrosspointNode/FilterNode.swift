@@ -62,9 +62,9 @@ public final class FilterNode {
 
         let props = cpshim_properties_new()
         let nodeProperties: [(String, String)] = [
-            ("media.type", "Audio"), ("media.category", "Filter"), ("media.role", "DSP"),
-            ("node.name", configuration.nodeName), ("node.description", configuration.nodeDescription),
-            ("crosspoint.inputs", "\(mixer.inputs)"), ("crosspoint.outputs", "\(mixer.outputs)"),
+            (PW_KEY_MEDIA_TYPE, "Audio"), (PW_KEY_MEDIA_CATEGORY, "Filter"), (PW_KEY_MEDIA_ROLE, "DSP"),
+            (PW_KEY_NODE_NAME, configuration.nodeName), (PW_KEY_NODE_DESCRIPTION, configuration.nodeDescription),
+            (CrosspointProperty.inputs, "\(mixer.inputs)"), (CrosspointProperty.outputs, "\(mixer.outputs)"),
         ] + configuration.extraProperties
         for (key, value) in nodeProperties { pw_properties_set(props, key, value) }
         guard let filter = pw_filter_new(core, configuration.nodeName, props) else {
@@ -353,10 +353,10 @@ public final class FilterNode {
     private func addPort(_ group: PortGroup, _ channel: String) -> UnsafeMutableRawPointer? {
         let p = cpshim_properties_new()
         let name = group.portName(channel)
-        pw_properties_set(p, "port.name", name)
-        if !group.kind.isMIDI { pw_properties_set(p, "audio.channel", channel) }
-        pw_properties_set(p, "port.alias", "\(configuration.nodeDescription):\(name)")
-        pw_properties_set(p, "format.dsp", group.format)
+        pw_properties_set(p, PW_KEY_PORT_NAME, name)
+        if !group.kind.isMIDI { pw_properties_set(p, PW_KEY_AUDIO_CHANNEL, channel) }
+        pw_properties_set(p, PW_KEY_PORT_ALIAS, "\(configuration.nodeDescription):\(name)")
+        pw_properties_set(p, PW_KEY_FORMAT_DSP, group.format)
         return pw_filter_add_port(filter, group.direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
     }
 
@@ -416,8 +416,8 @@ public final class FilterNode {
         publishedShape = (mixer.inputs, mixer.outputs)
         if shapeChanged {
             let props = cpshim_properties_new()
-            pw_properties_set(props, "crosspoint.inputs", "\(mixer.inputs)")
-            pw_properties_set(props, "crosspoint.outputs", "\(mixer.outputs)")
+            pw_properties_set(props, CrosspointProperty.inputs, "\(mixer.inputs)")
+            pw_properties_set(props, CrosspointProperty.outputs, "\(mixer.outputs)")
             pw_filter_update_properties(filter, nil, &props!.pointee.dict)
             pw_properties_free(props)
         }

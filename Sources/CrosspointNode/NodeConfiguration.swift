@@ -1,3 +1,4 @@
+import CPipeWire
 import CrosspointCore
 import CrosspointPipeWire
 
@@ -33,8 +34,8 @@ public struct NodeConfiguration: Sendable {
     public var extraProperties: [(String, String)] = []
 
     public static let arguments: [ModuleArgument] = [
-        .init(name: "node.name", example: "\"crosspoint\"", summary: "Node name, used by pw-link and `crosspoint`"),
-        .init(name: "node.description", example: "\"Crosspoint 2x1\"", summary: "Name shown in Helvum and qpwgraph"),
+        .init(name: PW_KEY_NODE_NAME, example: "\"crosspoint\"", summary: "Node name, used by pw-link and `crosspoint`"),
+        .init(name: PW_KEY_NODE_DESCRIPTION, example: "\"Crosspoint 2x1\"", summary: "Name shown in Helvum and qpwgraph"),
         .init(name: "inputs", example: "2", summary: "Number of input ports, 1 to 256 (default: from input.position, else 2)"),
         .init(name: "outputs", example: "1", summary: "Number of output ports, 1 to 256 (default: from output.position, else 2)"),
         .init(name: "input.position", example: "[ FL FR ]", summary: "Channel names of the inputs (default MONO; FL FR; AUX0 AUX1 ...)"),
@@ -138,9 +139,9 @@ public struct NodeConfiguration: Sendable {
             }
             flags[key] = flag
         }
-        if let v = values["node.name"] {
+        if let v = values[PW_KEY_NODE_NAME] {
             guard case let .string(name) = v, !name.isEmpty else {
-                throw ArgumentError(argument: "node.name", reason: "must be a non-empty string, got \(v)")
+                throw ArgumentError(argument: PW_KEY_NODE_NAME, reason: "must be a non-empty string, got \(v)")
             }
             nodeName = name
         }
@@ -159,7 +160,7 @@ public struct NodeConfiguration: Sendable {
             try Self.apply("midi.map", to: &mixer) { m throws(CrosspointError) in try m.setMIDIMappings(texts) }
         }
         self.mixer = mixer
-        nodeDescription = values["node.description"]?.text ?? "Crosspoint \(inputs)x\(outputs)"
+        nodeDescription = values[PW_KEY_NODE_DESCRIPTION]?.text ?? "Crosspoint \(inputs)x\(outputs)"
         extraProperties = extra
         persistState = flags["state.persist"] ?? true
         rememberLinks = flags["state.links"] ?? true

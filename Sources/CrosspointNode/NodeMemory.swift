@@ -187,15 +187,15 @@ public final class NodeMemory {
         func value(_ key: String) -> String? { global.properties[key] }
         switch global.type {
         case "PipeWire:Interface:Node":
-            if let name = value("node.name") { nodes[id] = name }
+            if let name = value(PW_KEY_NODE_NAME) { nodes[id] = name }
         case "PipeWire:Interface:Port":
-            guard let name = value("port.name"), let owner = value("node.id").flatMap({ UInt32($0) }) else { return }
+            guard let name = value(PW_KEY_PORT_NAME), let owner = value(PW_KEY_NODE_ID).flatMap({ UInt32($0) }) else { return }
             ports[id] = (owner, name)
             if owner == ourID { linkRenamed(port: id, name: name) }
             relink()
         case "PipeWire:Interface:Link":
-            guard let output = value("link.output.port").flatMap({ UInt32($0) }),
-                  let input = value("link.input.port").flatMap({ UInt32($0) }) else { return }
+            guard let output = value(PW_KEY_LINK_OUTPUT_PORT).flatMap({ UInt32($0) }),
+                  let input = value(PW_KEY_LINK_INPUT_PORT).flatMap({ UInt32($0) }) else { return }
             live[id] = (output, input)
             dropRequests { $0.output == output && $0.input == input }
             if !renames.isEmpty {
@@ -356,7 +356,7 @@ public final class NodeMemory {
     private func relink() {
         for link in links {
             guard let ours = portID(node: ourID, name: link.port), let peer = peerPortID(link) else { continue }
-            let (output, input) = link.port.hasPrefix("in_") ? (peer, ours) : (ours, peer)
+            let (output, input) = PortName.isInput(link.port) ? (peer, ours) : (ours, peer)
             if live.values.contains(where: { $0.output == output && $0.input == input })
                 || requested.contains(where: { $0.output == output && $0.input == input }) { continue }
             if removedLinks.contains(where: { $0.link == link && ports[$0.output] != nil && ports[$0.input] != nil }) {

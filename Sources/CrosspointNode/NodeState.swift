@@ -35,7 +35,7 @@ public struct RememberedLink: Codable, Hashable, Sendable, CustomStringConvertib
     }
 
     public var description: String {
-        port.hasPrefix("in_") ? "\(peerNode):\(peerPort) -> \(port)" : "\(port) -> \(peerNode):\(peerPort)"
+        PortName.isInput(port) ? "\(peerNode):\(peerPort) -> \(port)" : "\(port) -> \(peerNode):\(peerPort)"
     }
 }
 

@@ -1,5 +1,6 @@
 import CCrosspointShim
 import CPipeWire
+import CrosspointPipeWire
 
 /// One kind of a node's ports, in order: the handles `pw_filter_add_port` gave (what the data
 /// thread's port table holds) and the name each port was made under. A node has an input group
@@ -42,9 +43,9 @@ struct PortGroup {
     /// The start of each port's `port.name`.
     var prefix: String {
         switch kind {
-        case .audioInput: "in"
-        case .audioOutput: "out"
-        case .midiInput, .midiOutput: "midi"
+        case .audioInput: PortName.inputPrefix
+        case .audioOutput: PortName.outputPrefix
+        case .midiInput, .midiOutput: PortName.midiPrefix
         }
     }
 

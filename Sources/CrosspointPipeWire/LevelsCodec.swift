@@ -11,7 +11,7 @@ import CrosspointCore
 /// string when nobody watches. Both sides use this one codec.
 public enum LevelsCodec {
     /// The node property that carries the levels.
-    public static let property = "crosspoint.levels"
+    public static let property = CrosspointProperty.levels
 
     /// The property's text for a reading.
     public static func text(_ reading: LevelReading) -> String {

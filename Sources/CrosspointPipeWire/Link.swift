@@ -14,9 +14,9 @@ package enum Link {
         guard let properties = cpshim_properties_new() else { return nil }
         defer { pw_properties_free(properties) }
         for (key, value) in [
-            ("link.output.node", "\(outputNode)"), ("link.output.port", "\(outputPort)"),
-            ("link.input.node", "\(inputNode)"), ("link.input.port", "\(inputPort)"),
-            ("object.linger", "true"),
+            (PW_KEY_LINK_OUTPUT_NODE, "\(outputNode)"), (PW_KEY_LINK_OUTPUT_PORT, "\(outputPort)"),
+            (PW_KEY_LINK_INPUT_NODE, "\(inputNode)"), (PW_KEY_LINK_INPUT_PORT, "\(inputPort)"),
+            (PW_KEY_OBJECT_LINGER, "true"),
         ] { pw_properties_set(properties, key, value) }
         return pw_core_create_object(
             core, "link-factory", "PipeWire:Interface:Link", UInt32(PW_VERSION_LINK), &properties.pointee.dict, 0

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CrosspointClient
 import CrosspointCore
+import CrosspointPipeWire
 import Glibc
 import Synchronization
 
@@ -244,8 +245,8 @@ struct MeterView {
 
     /// The port names of a reading's channels: inputs, then outputs.
     static func names(_ reading: LevelReading, _ channels: MeterChannels) -> [String] {
-        (0..<reading.inputs.count).map { $0 < channels.inputs.count ? channels.inputs[$0].port : "in_\($0)" }
-            + (0..<reading.outputs.count).map { $0 < channels.outputs.count ? channels.outputs[$0].port : "out_\($0)" }
+        (0..<reading.inputs.count).map { $0 < channels.inputs.count ? channels.inputs[$0].port : PortName.input("\($0)") }
+            + (0..<reading.outputs.count).map { $0 < channels.outputs.count ? channels.outputs[$0].port : PortName.output("\($0)") }
     }
 
     /// Takes a reading into the peak holds (the highest peak of the last 1.5 s) and clip marks.

@@ -72,8 +72,8 @@ struct Target {
     /// Port names: the node names its ports `in_<channel>` and `out_<channel>`. Made from the
     /// mixer's channel names, not from the registry, which keeps announcing the name a port
     /// was created with after a rename (see README, "Channel names").
-    func inputName(_ i: Int, _ mixer: Mixer) -> String { "in_\(mixer.inputChannels[i])" }
-    func outputName(_ j: Int, _ mixer: Mixer) -> String { "out_\(mixer.outputChannels[j])" }
+    func inputName(_ i: Int, _ mixer: Mixer) -> String { PortName.input(mixer.inputChannels[i]) }
+    func outputName(_ j: Int, _ mixer: Mixer) -> String { PortName.output(mixer.outputChannels[j]) }
 
     /// `ports` in channel order: each channel's port by its name (`names`: `out_FL`...; a
     /// renamed channel's port is a new object, listed after the others), then the rest (ports
