@@ -33,6 +33,8 @@ public struct Mixer: Equatable, Sendable {
     public private(set) var rampMilliseconds = Mixer.defaultRampMilliseconds
     /// MIDI control: the ports and the mappings (`midi`, `midi.map`; MIDISetup.swift).
     public internal(set) var midi = MIDISetup()
+    /// Virtual devices: sinks feeding inputs, sources fed by outputs (`devices`; VirtualDevices.swift).
+    public internal(set) var devices: [VirtualDevice] = []
 
     /// A mixer that passes audio with no gain set; see `defaultMatrix`.
     public init(inputs: Int, outputs: Int, inputChannels: [String]? = nil, outputChannels: [String]? = nil)

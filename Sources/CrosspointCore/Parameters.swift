@@ -41,7 +41,7 @@ public struct ParameterFamily: Sendable, Equatable {
 /// (`Mixer.value(of:)` and `Mixer.set(_:to:)`).
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute
-    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, levelsWatch
+    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, levelsWatch
 
     public var family: ParameterFamily {
         switch self {
@@ -92,6 +92,11 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
             .init(pattern: MIDILearn.key, type: .names, defaultValue: 0, range: 0...1,
                   summary: "A request, not a setting (not in Props): the next MIDI control that moves on midi_in is mapped to this key (added to midi.map); [] stops, and learning stops by itself after 60 s",
                   access: .writeOnly, rangeNote: "[ KEY ] (a gain, cross-point, mute or ramp.ms) or []")
+        case .devices:
+            .init(pattern: VirtualDevice.key, type: .names, defaultValue: 0, range: 0...Double(VirtualDevice.limit),
+                  summary: "Virtual devices applications choose, one string each: sink or source, NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT] (README: Crosspoint as your sound output)",
+                  rangeNote: "0 to \(VirtualDevice.limit) devices; a sink feeds inputs, a source carries outputs (new channels NAME_POSITION when channels= is absent)",
+                  defaultNote: "none")
         case .levelsWatch:
             .init(pattern: LevelWatch.key, type: .intArray, defaultValue: 0, range: 0...Double(Int32.max),
                   summary: "A request, not a setting (not in Props): the node publishes its levels in the node property crosspoint.levels every interval ms (at least 33) for 4 s; renew it to keep them coming, interval 0 stops",
@@ -261,6 +266,7 @@ extension Mixer {
         case .midiPorts: .bool(midi.ports)
         case .midiMap: .names(midi.texts)
         case .midiLearn: .names([])  // write-only: nothing to read back
+        case .devices: .names(devices.map(\.text))
         case .levelsWatch: .ints([])  // write-only: nothing to read back
         }
     }
@@ -287,6 +293,10 @@ extension Mixer {
         case (.midiMap, .ints([])): try setMIDIMappings([])  // an empty list reads as either
         case (.midiMap, _):
             throw .invalidValue(key: key, reason: "expects a list of mappings like [ \"cc 1 7 gain.in.0\" ], got \(value)")
+        case let (.devices, .names(texts)): try setDevices(texts)
+        case (.devices, .ints([])): try setDevices([])
+        case (.devices, _):
+            throw .invalidValue(key: key, reason: "expects a list of devices like [ \"sink game description=Game\" ], got \(value)")
         // A request to the running node, which takes it out of a set-param before the model
         // sees the rest (FilterNode): the model checks it and is left as it is.
         case (.levelsWatch, _): _ = try LevelWatch(value)

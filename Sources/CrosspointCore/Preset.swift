@@ -25,7 +25,8 @@
 /// required; a missing `input.position`/`output.position` means the default channel names,
 /// missing gains 1, missing mutes false, a missing `ramp.ms` the default ramp.
 /// `midi` and `midi.map` (MIDI control, MIDISetup.swift) are written only when MIDI control is
-/// set up; a preset without them leaves the node's MIDI control as it is.
+/// set up; a preset without them leaves the node's MIDI control as it is. `devices` (virtual
+/// devices, VirtualDevices.swift) likewise: written only when there are some, absent leaves them.
 /// Applying a preset checks every value with the mixer's own setters, so an error names the
 /// parameter key (`gain.in.1: 12.0 is outside -10.0...10.0`) and changes nothing.
 public struct Preset: Codable, Equatable, Sendable {
@@ -50,6 +51,8 @@ public struct Preset: Codable, Equatable, Sendable {
     /// MIDI control (`midi`, `midi.map`): nil leaves it as it is.
     public var midiPorts: Bool?
     public var midiMappings: [String]?
+    /// Virtual devices (`devices`): nil leaves them as they are.
+    public var devices: [String]?
 
     enum CodingKeys: String, CodingKey {
         case format, version, inputs, outputs
@@ -60,6 +63,7 @@ public struct Preset: Codable, Equatable, Sendable {
         case matrix
         case rampMilliseconds = "ramp.ms"
         case midiPorts = "midi", midiMappings = "midi.map"
+        case devices
     }
 
     /// The state of `mixer`. Gains are written as the shortest decimal that reads back as the
@@ -85,6 +89,7 @@ public struct Preset: Codable, Equatable, Sendable {
             midiPorts = mixer.midi.ports
             midiMappings = mixer.midi.texts
         }
+        if !mixer.devices.isEmpty { devices = mixer.devices.map(\.text) }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -108,6 +113,7 @@ public struct Preset: Codable, Equatable, Sendable {
         rampMilliseconds = try c.decodeIfPresent(Double.self, forKey: .rampMilliseconds) ?? Mixer.defaultRampMilliseconds
         midiPorts = try c.decodeIfPresent(Bool.self, forKey: .midiPorts)
         midiMappings = try c.decodeIfPresent([String].self, forKey: .midiMappings)
+        devices = try c.decodeIfPresent([String].self, forKey: .devices)
     }
 
     /// Checks the tag, the version and that every list has the length the preset's shape asks for.
@@ -181,6 +187,7 @@ extension Mixer {
         try next.setRamp(milliseconds: preset.rampMilliseconds)
         if let ports = preset.midiPorts { next.setMIDIPorts(ports) }
         if let mappings = preset.midiMappings { try next.setMIDIMappings(mappings) }
+        if let devices = preset.devices { try next.setDevices(devices) }
         self = next
     }
 }
@@ -192,6 +199,7 @@ extension Preset {
     public static let keys = [
         "format", "version", "inputs", "outputs", "input.position", "output.position", "gain.master", "mute.master",
         "gain.in", "mute.in", "gain.out", "mute.out", "matrix", "ramp.ms", "midi", "midi.map",
+        "devices",
     ]
 
     /// The preset as JSON (the file `crosspoint save` writes, the `mixer` of a state file).
@@ -209,6 +217,7 @@ extension Preset {
         ]
         if let midiPorts { members.append(("midi", .bool(midiPorts))) }
         if let midiMappings { members.append(("midi.map", .array(midiMappings.map(JSONValue.string)))) }
+        if let devices { members.append(("devices", .array(devices.map(JSONValue.string)))) }
         return .object(members)
     }
 
@@ -251,5 +260,6 @@ extension Preset {
         rampMilliseconds = try m["ramp.ms"]?.double("ramp.ms") ?? Mixer.defaultRampMilliseconds
         midiPorts = try m["midi"]?.bool("midi")
         midiMappings = try m["midi.map"]?.list("midi.map", limit: MIDISetup.mappingLimit) { v, k throws(CrosspointError) in try v.string(k) }
+        devices = try m["devices"]?.list("devices", limit: VirtualDevice.limit) { v, k throws(CrosspointError) in try v.string(k) }
     }
 }
