@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <pipewire/extensions/metadata.h>
 #include <spa/param/props.h>
 #include <spa/pod/iter.h>
 #include <spa/debug/types.h>
@@ -104,4 +105,15 @@ const char *cpshim_type_name(uint32_t type)
 {
     const char *name = spa_debug_type_find_short_name(SPA_TYPE_ROOT, type);
     return name ? name : "unknown";
+}
+
+int cpshim_registry_destroy(struct pw_registry *registry, uint32_t id)
+{
+    return pw_registry_destroy(registry, id);
+}
+
+int cpshim_metadata_set_property(struct pw_metadata *metadata, uint32_t subject, const char *key,
+                                 const char *type, const char *value)
+{
+    return pw_metadata_set_property(metadata, subject, key, type, value);
 }

@@ -14,6 +14,7 @@ final class ModuleInstance {
     private let ownsCore: Bool
     private var node: FilterNode?
     private var memory: NodeMemory?
+    private var devices: VirtualDeviceHost?
     private let moduleListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let coreListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let proxyListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
@@ -43,6 +44,8 @@ final class ModuleInstance {
         // Always: besides the state file and remembered links, it keeps a renamed port's links.
         memory = NodeMemory(node: node, core: core, loop: pw_context_get_main_loop(context),
                             persist: configuration.persistState, keepLinks: configuration.rememberLinks)
+        // After the memory: the devices are made from the restored state.
+        devices = VirtualDeviceHost(node: node, core: core)
         let data = Unmanaged.passUnretained(self).toOpaque()
         cpshim_core_add_listener(core, coreListener, ModuleInstance.coreEvents, data)
         pw_proxy_add_listener(core, proxyListener, ModuleInstance.proxyEvents, data)
@@ -59,6 +62,8 @@ final class ModuleInstance {
     /// Destroys the node and the connection; the module object itself is PipeWire's.
     func tearDown() {
         spa_hook_remove(moduleListener)
+        devices?.destroy()
+        devices = nil
         memory?.destroy()
         memory = nil
         node?.destroy()

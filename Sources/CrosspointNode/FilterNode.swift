@@ -402,6 +402,9 @@ public final class FilterNode {
         PortTable.swap(in: context, makePortTable(), on: loop)
     }
 
+    /// Publishes a node property of another part of the node (the virtual devices' state).
+    public func publishProperty(_ key: String, _ value: String) { setProperty(key, value) }
+
     /// The data thread's table of the ports that play now.
     private func makePortTable() -> UnsafeMutablePointer<PortTable> {
         PortTable.make(inputs: group(.audioInput).handles, outputs: group(.audioOutput).handles,
@@ -429,10 +432,9 @@ public final class FilterNode {
     /// Sets one node property (`pw_filter_update_properties`: every client bound to the node
     /// hears of it in the node's info).
     private func setProperty(_ key: String, _ value: String) {
-        guard let filter else { return }
-        let props = cpshim_properties_new()
+        guard let filter, let props = cpshim_properties_new() else { return }
         pw_properties_set(props, key, value)
-        pw_filter_update_properties(filter, nil, &props!.pointee.dict)
+        pw_filter_update_properties(filter, nil, &props.pointee.dict)
         pw_properties_free(props)
     }
 

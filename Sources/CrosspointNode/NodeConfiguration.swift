@@ -49,6 +49,8 @@ public struct NodeConfiguration: Sendable {
         .init(name: "midi", example: "true", summary: "MIDI control: a midi_in port for controllers and a midi_out port for their feedback (default false)"),
         .init(name: "midi.map", example: "[ \"cc 1 7 gain.in.0\" ]",
               summary: "MIDI mappings, one string each: CONTROL KEY [toggle or momentary] [nopickup] (README: MIDI control)"),
+        .init(name: "devices", example: "[ { type = sink name = game description = \"Game\" } ]",
+              summary: "Virtual devices applications choose: sinks feeding inputs, sources carrying outputs (README: Crosspoint as your sound output)"),
     ]
 
     static let passThroughPrefixes = ["node.", "media.", "object.", "priority.", "audio.rate"]
@@ -120,6 +122,11 @@ public struct NodeConfiguration: Sendable {
             mixer = try Mixer(inputs: inputs, outputs: outputs, inputChannels: inputNames, outputChannels: outputNames)
         } catch {
             throw ArgumentError(argument: "inputs", reason: error.description)  // checked above; not expected
+        }
+        // Before the matrix: the channels the devices add are part of the shape a matrix covers.
+        if let v = values["devices"] {
+            let texts = try Self.deviceTexts(v)
+            try Self.apply("devices", to: &mixer) { m throws(CrosspointError) in try m.setDevices(texts) }
         }
         try Self.apply("matrix", to: &mixer) { m throws(CrosspointError) in if let rows { try m.setMatrix(rows: rows) } }
         try Self.apply("channel-map", to: &mixer) { m throws(CrosspointError) in if let map { try m.apply(map) } }

@@ -173,6 +173,9 @@ public final class NodeMemory {
     /// The remembered form of a live link, if one of its ends is ours.
     private func remembered(output: UInt32, input: UInt32) -> RememberedLink? {
         guard let ourID, let out = ports[output], let inp = ports[input] else { return nil }
+        // The links to the node's own virtual devices are theirs to make (VirtualDeviceHost).
+        let peer = out.node == ourID ? inp.node : out.node
+        if let name = nodes[peer], node.mixer.devices.contains(where: { $0.name == name }) { return nil }
         if out.node == ourID, let peer = nodes[inp.node] {
             return RememberedLink(port: out.name, peerNode: peer, peerPort: inp.name)
         }

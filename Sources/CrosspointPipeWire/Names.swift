@@ -10,6 +10,8 @@ public enum CrosspointProperty {
     public static let outputs = "crosspoint.outputs"
     /// The latest levels, while someone watches them (`LevelsCodec`).
     public static let levels = "crosspoint.levels"
+    /// The node's virtual devices and their state (`game: ready (node 42); ...`).
+    public static let devices = "crosspoint.devices"
 }
 
 /// A Crosspoint node's port names: `in_<channel>` for a mixer input, `out_<channel>` for a mixer

@@ -16,6 +16,7 @@ CROSSPOINT_TEST_PACKAGES=(
     chromium chromium-driver python3-selenium        # the real-browser tests (scripts/test-browser)
     fonts-liberation fonts-dejavu-core               # fonts for the browser (the screenshot's text)
     liblo-tools                                      # a real OSC client (oscsend, oscdump): serve --osc
+    pipewire-pulse pulseaudio-utils                  # what applications see: pactl, paplay, parecord
 )
 # Making the Debian package (scripts/package): dpkg-shlibdeps.
 CROSSPOINT_PACKAGING_PACKAGES=(dpkg-dev)

@@ -66,3 +66,13 @@ int cpshim_loop_signal_event(struct pw_loop *loop, struct spa_source *source);
 
 // The client side (the crosspoint command): registry, node params, links.
 #include "CCrosspointShimClient.h"
+
+// pw_registry_destroy is a method macro: asks the daemon to destroy a global (a link the node
+// made and no longer wants).
+struct pw_registry;
+int cpshim_registry_destroy(struct pw_registry *registry, uint32_t id);
+// pw_metadata_set_property is a method macro: sets a key of a metadata object (the `default`
+// metadata's configured default device; a stream's target).
+struct pw_metadata;
+int cpshim_metadata_set_property(struct pw_metadata *metadata, uint32_t subject, const char *key,
+                                 const char *type, const char *value);

@@ -56,6 +56,22 @@ struct Graph {
         }.map(Graph.props)
     }
 
+    /// The links of the node named `name`: the peer node's name for each (its id if unnamed).
+    func links(of name: String) -> [(peer: String, link: Int)] {
+        guard let id = nodeID(name) else { return [] }
+        var names: [Int: String] = [:]
+        for o in objects where (o["type"] as? String) == "PipeWire:Interface:Node" {
+            if let oid = o["id"] as? Int { names[oid] = Graph.props(o)["node.name"] as? String ?? "\(oid)" }
+        }
+        return objects.compactMap { o -> (peer: String, link: Int)? in
+            guard (o["type"] as? String) == "PipeWire:Interface:Link", let info = o["info"] as? [String: Any],
+                  let out = info["output-node-id"] as? Int, let inp = info["input-node-id"] as? Int,
+                  out == id || inp == id else { return nil }
+            let peer = out == id ? inp : out
+            return (names[peer] ?? "\(peer)", o["id"] as? Int ?? 0)
+        }
+    }
+
     /// The node's current Props params, key to value (pw-dump shows the Struct as a list).
     func params(of name: String) -> [String: Any] {
         guard let node = nodes(named: name).first,

@@ -23,14 +23,17 @@ final class Sandbox: @unchecked Sendable {
     let environment: [String: String]
     private var stopped = false
 
-    /// Starts a daemon with the given drop-ins (paths) installed.
-    init(dropIns: [String], moduleDirectory: String = (modulePath as NSString).deletingLastPathComponent) throws {
+    /// Starts a daemon with the given drop-ins (paths) installed; with `pulse`, pipewire-pulse
+    /// too (what pactl, paplay and the desktop's sound settings reach PipeWire through).
+    init(dropIns: [String], moduleDirectory: String = (modulePath as NSString).deletingLastPathComponent,
+         pulse: Bool = false) throws {
         guard FileManager.default.fileExists(atPath: modulePath) else {
             throw SandboxError("the module is not built; run scripts/build (scripts/test does) to make \(modulePath)")
         }
         var env = ProcessInfo.processInfo.environment
         env["CROSSPOINT_DROPINS"] = dropIns.joined(separator: ":")
         env["CROSSPOINT_MODULE_DIR"] = moduleDirectory
+        env["CROSSPOINT_PULSE"] = pulse ? "1" : nil
         let result = Sandbox.run(["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "start"], environment: env)
         guard result.succeeded else { throw SandboxError("scripts/sandbox start failed:\n\(result.stderr)") }
         directory = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)

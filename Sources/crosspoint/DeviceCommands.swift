@@ -1,0 +1,161 @@
+import ArgumentParser
+import CrosspointClient
+import CrosspointCore
+import Glibc
+
+/// `crosspoint device`: a node's virtual devices, over the `devices` key of the parameter table
+/// (README: Crosspoint as your sound output).
+struct DeviceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "A node's virtual devices: sinks applications play into, sources they record from.",
+        discussion: """
+        A virtual sink is a playback device that applications and the sound settings choose \
+        (pw-play --target NAME, paplay --device=NAME, the default device); its channels feed \
+        mixer inputs. A virtual source is a recording device (pw-record --target NAME, a call's \
+        microphone) that carries mixer outputs. Without --channels, a device gets new channels \
+        NAME_POSITION: a sink's new inputs play on the outputs of their position, a source's new \
+        outputs take the inputs of theirs.
+
+        Examples:
+          crosspoint device add crosspoint sink game --description Game
+          crosspoint device add crosspoint sink chat --position MONO
+          crosspoint device add crosspoint source stream-mix --description "Stream mix"
+          crosspoint device add crosspoint sink speakers --channels FL,FR --default
+          crosspoint device rename crosspoint game games --description "Games"
+          crosspoint device remove crosspoint chat
+          crosspoint device list crosspoint
+        """,
+        subcommands: [DeviceListCommand.self, DeviceAddCommand.self, DeviceRemoveCommand.self, DeviceRenameCommand.self])
+}
+
+struct DeviceListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "The node's virtual devices.")
+    @OptionGroup var connection: Connection
+    @Flag(help: "Print as JSON: { \"devices\": [ { \"type\": ..., \"name\": ..., ... } ] }.") var json = false
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String?
+
+    func run() throws {
+        let session = try connection.connect()
+        let target = try session.target(node)
+        let mixer = try session.mixer(of: target)
+        if json {
+            print(try JSONText.encode(DeviceListing(devices: mixer.devices.map(DeviceListing.Item.init))), terminator: "")
+            return
+        }
+        guard !mixer.devices.isEmpty else {
+            print("\(target.name): no virtual devices (crosspoint device add \(target.name.printable) sink NAME)")
+            return
+        }
+        for device in mixer.devices {
+            let side = device.kind == .sink ? "inputs" : "outputs"
+            print("\(device.kind.rawValue) \(device.name.printable) \"\(device.description.printable)\": "
+                  + "\(device.positions.joined(separator: ",")) -> \(side) \(device.channels.joined(separator: ","))"
+                  + (device.isDefault ? " (made the default)" : ""))
+        }
+    }
+}
+
+struct DeviceListing: Encodable {
+    struct Item: Encodable {
+        let type: String, name: String, description: String, position: [String], channels: [String], isDefault: Bool
+        enum CodingKeys: String, CodingKey { case type, name, description, position, channels, isDefault = "default" }
+        init(_ d: VirtualDevice) {
+            (type, name, description, position, channels, isDefault) =
+                (d.kind.rawValue, d.name, d.description, d.positions, d.channels, d.isDefault)
+        }
+    }
+    let devices: [Item]
+}
+
+/// A change of the node's devices: only `devices` is sent, and the node adds the channels a
+/// device needs itself (the same model code as here).
+private func changeDevices(_ connection: Connection, _ output: ReportOptions, _ node: String,
+                           _ change: @escaping (inout [VirtualDevice]) throws -> Void) throws {
+    let session = try connection.connect()
+    let target = try session.target(node)
+    try session.change(target, keys: { [Parameter(.devices)] }, report: output.reporter) { m in
+        var devices = m.devices
+        try change(&devices)
+        try m.setDevices(devices.map(\.text))
+    }
+}
+
+private func index(of name: String, in devices: [VirtualDevice]) throws -> Int {
+    guard let k = devices.firstIndex(where: { $0.name == name }) else {
+        let names = devices.map(\.name).joined(separator: ", ")
+        throw CommandError.invalid("the node has no device '\(name.printable)'" + (names.isEmpty ? "" : " (it has \(names))"))
+    }
+    return k
+}
+
+struct DeviceAddCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a virtual sink or source.")
+    @OptionGroup var connection: Connection
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("sink (applications play into it) or source (they record from it).", valueName: "type"))
+    var type: String
+    @Argument(help: ArgumentHelp("The device's name (node.name): what --target and --device take.", valueName: "name"))
+    var name: String
+    @Option(help: ArgumentHelp("What the sound settings show (default: the name).", valueName: "text")) var description: String?
+    @Option(help: ArgumentHelp("Its channel positions, e.g. FL,FR (the default) or MONO.", valueName: "positions")) var position: String?
+    @Option(help: ArgumentHelp("The mixer channels it carries, one per position, by name or index (default: new NAME_POSITION channels).", valueName: "channels"))
+    var channels: String?
+    @Flag(help: "Make it the default device now.") var `default` = false
+
+    func run() throws {
+        var text = "\(type) \(name)"
+        if let position { text += " position=\(position)" }
+        if let channels { text += " channels=\(channels)" }
+        if `default` { text += " default" }
+        if let description { text += " description=\(description)" }
+        try changeDevices(connection, output, node) { devices in
+            let device = try VirtualDevice(text: text)
+            guard !devices.contains(where: { $0.name == device.name }) else {
+                throw CommandError.invalid("the node already has a device '\(device.name)' (crosspoint device remove first, or rename)")
+            }
+            devices.append(device)
+        }
+    }
+}
+
+struct DeviceRemoveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove",
+        abstract: "Remove a virtual device (its applications go where the session manager sends them; its channels stay).")
+    @OptionGroup var connection: Connection
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("The device's name.", valueName: "name")) var name: String
+
+    func run() throws {
+        try changeDevices(connection, output, node) { devices in devices.remove(at: try index(of: name, in: devices)) }
+    }
+}
+
+struct DeviceRenameCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rename", abstract: "Rename a virtual device, or change its description (it is made again).")
+    @OptionGroup var connection: Connection
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("The device's name.", valueName: "name")) var name: String
+    @Argument(help: ArgumentHelp("Its new name (or the same, with --description).", valueName: "new-name")) var newName: String
+    @Option(help: ArgumentHelp("Its new description.", valueName: "text")) var description: String?
+
+    func run() throws {
+        try changeDevices(connection, output, node) { devices in
+            let k = try index(of: name, in: devices)
+            var device = devices[k]
+            if newName != name, devices.contains(where: { $0.name == newName }) {
+                throw CommandError.invalid("the node already has a device '\(newName.printable)'")
+            }
+            // The description follows the name when it was the name.
+            let description = description ?? (device.description == device.name ? newName : device.description)
+            device = try VirtualDevice(kind: device.kind, name: newName, description: description, positions: device.positions,
+                                       channels: device.channels, isDefault: device.isDefault)
+            devices[k] = device
+        }
+    }
+}

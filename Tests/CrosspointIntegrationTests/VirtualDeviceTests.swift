@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+
+/// Virtual devices through what applications and the desktop use: a private daemon with
+/// WirePlumber and pipewire-pulse, a four-channel null sink standing in for a USB interface
+/// (the default device, with the priority an ALSA device has), and a node whose drop-in
+/// declares a sink `game` and a source `stream-mix`. Players choose the devices with
+/// `pw-play --target` and `paplay --device`, recorders with `pw-record --target` and
+/// `parecord --device`; volumes come from wpctl and pactl; the audio is recorded and compared
+/// sample by sample with the model.
+@Suite(.serialized)
+struct VirtualDeviceTests {
+    static let fixtures = repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures")
+
+    /// The node `desk` (inputs FL FR, outputs FL FR; devices game and stream-mix, made by the
+    /// drop-in) and the stand-in interface, the node's outputs linked to its FL and FR.
+    private func makeSandbox(linkOutputs: Bool = true) throws -> Sandbox {
+        let sandbox = try Sandbox(dropIns: [Self.fixtures.appendingPathComponent("devices.conf").path], pulse: true)
+        _ = try sandbox.waitFor("the devices and their links", describe: { "\($0.links(of: "desk"))" }) { graph in
+            graph.nodeID("game") != nil && graph.nodeID("stream-mix") != nil && graph.nodeID("interface") != nil
+                && graph.links(of: "desk").count == 4
+        }
+        if linkOutputs {
+            let linked = sandbox.shell("pw-link desk:out_FL interface:playback_FL && pw-link desk:out_FR interface:playback_FR")
+            guard linked.succeeded else { throw SandboxError("linking the outputs: \(linked.stderr)") }
+        }
+        return sandbox
+    }
+
+    @Test func devicesAreListedWhereApplicationsLookAndTheDefaultStaysTheUsers() throws {
+        let sandbox = try makeSandbox(linkOutputs: false)
+        defer { sandbox.stop() }
+        let status = sandbox.run(["wpctl", "status"]).stdout
+        let sinks = section(status, "Sinks:"), sources = section(status, "Sources:")
+        #expect(sinks.contains("Game") && sinks.contains("USB interface"), "wpctl status: \(status)")
+        #expect(sources.contains("Stream mix"), "wpctl status: \(status)")
+        let pulseSinks = sandbox.run(["pactl", "list", "sinks", "short"]).stdout
+        let pulseSources = sandbox.run(["pactl", "list", "sources", "short"]).stdout
+        #expect(pulseSinks.contains("\tgame\t"), "pactl list sinks: \(pulseSinks)")
+        #expect(pulseSources.contains("\tstream-mix\t"), "pactl list sources: \(pulseSources)")
+        // What the settings panels show: the description.
+        #expect(sandbox.run(["pactl", "list", "sinks"]).stdout.contains("Description: Game"))
+        // Loading them did not take the user's default.
+        #expect(sandbox.run(["pactl", "get-default-sink"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "interface")
+        // The node reports them ready.
+        let graph = try Graph(sandbox)
+        let state = graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.devices"] as? String } ?? nil
+        #expect(state?.contains("game: ready") == true && state?.contains("stream-mix: ready") == true, "\(state ?? "no crosspoint.devices")")
+    }
+
+    @Test func applicationsPlayingIntoASinkAreHeardOnlyThroughTheNodeWithTheSinksVolume() throws {
+        let sandbox = try makeSandbox()
+        defer { sandbox.stop() }
+        let signal = TestSignal(channels: 2)
+        let gameID = try #require(try Graph(sandbox).nodeID("game"))
+
+        // pw-play: the session manager links it to game alone; the node adds no delay.
+        let played = try playIntoDevice(sandbox, signal: signal) { wav, name in
+            ["pw-play", "--target", "game", "-P", "{ node.name = \(name) }", wav]
+        }
+        expectSamples(played.recorded, signal.channels, "pw-play --target game")
+        #expect(played.peers == ["game"], "the player is linked to \(played.peers), not to game alone")
+
+        // paplay through pipewire-pulse, at the volume pactl gave the sink (50 % is 0.125).
+        #expect(sandbox.run(["pactl", "set-sink-volume", "game", "50%"]).succeeded)
+        let quiet = try playIntoDevice(sandbox, signal: signal) { wav, name in
+            ["paplay", "--device=game", "--client-name=\(name)", wav]
+        }
+        expectSamples(quiet.recorded, signal.channels.map { $0.map { $0 * 0.125 } }, "paplay --device=game at 50 %")
+        #expect(quiet.peers == ["game"], "paplay is linked to \(quiet.peers)")
+
+        // wpctl's volume (cubic like pactl's: 0.8 is 0.512), then pactl's mute: silence.
+        #expect(sandbox.run(["wpctl", "set-volume", "\(gameID)", "0.8"]).succeeded)
+        let louder = try playIntoDevice(sandbox, signal: signal) { wav, name in
+            ["pw-play", "--target", "game", "-P", "{ node.name = \(name) }", wav]
+        }
+        expectSamples(louder.recorded, signal.channels.map { $0.map { $0 * 0.512 } }, "wpctl set-volume 0.8")
+        #expect(sandbox.run(["pactl", "set-sink-mute", "game", "1"]).succeeded)
+        let muted = try playIntoDevice(sandbox, signal: signal) { wav, name in
+            ["paplay", "--device=game", "--client-name=\(name)", wav]
+        }
+        #expect(muted.recorded.allSatisfy { $0.allSatisfy { $0 == 0 } }, "a muted sink is heard")
+        #expect(muted.peers == ["game"], "paplay is linked to \(muted.peers)")
+
+        // The default device, chosen as a person does: a player with no target plays into game.
+        #expect(sandbox.run(["pactl", "set-sink-mute", "game", "0"]).succeeded)
+        #expect(sandbox.run(["wpctl", "set-default", "\(gameID)"]).succeeded)
+        let byDefault = try playIntoDevice(sandbox, signal: signal) { wav, name in
+            ["paplay", "--client-name=\(name)", wav]
+        }
+        expectSamples(byDefault.recorded, signal.channels.map { $0.map { $0 * 0.512 } }, "paplay to the default device")
+        #expect(byDefault.peers == ["game"], "paplay is linked to \(byDefault.peers)")
+    }
+
+    @Test func aSourceRecordsTheMixSampleExact() throws {
+        let sandbox = try makeSandbox(linkOutputs: false)
+        defer { sandbox.stop() }
+        // The stream mix takes the inputs of its position: FL and game_FL into its FL.
+        let signal = TestSignal(channels: 2)
+        let folder = NSTemporaryDirectory() + "crosspoint-devices-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Wave.write(signal.channels, to: folder + "/in.wav")
+        let recorders: [(String, [String])] = [
+            ("pw-record", ["pw-record", "--target", "stream-mix", "--channels", "2", "--format", "f32", folder + "/pw.wav"]),
+            ("parecord", ["parecord", "--device=stream-mix", "--channels=2", "--rate=48000", "--format=float32le", "--latency-msec=20", "--file-format=wav", folder + "/pa.wav"]),
+        ]
+        var running: [Background] = []
+        for (name, command) in recorders {
+            running.append(try sandbox.start(command, stderr: folder + "/\(name).err"))
+        }
+        _ = try sandbox.waitFor("the recorders to be linked to stream-mix") { graph in
+            graph.links(of: "stream-mix").count >= 2 + 2 * recorders.count
+        }
+        usleep(300_000)
+        let player = try sandbox.start([
+            "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = mix-player }", "--channels", "2",
+            "--channel-map", PipeWire.channelMap(["FL", "FR"]), folder + "/in.wav",
+        ])
+        let linked = sandbox.shell("pw_wait_ports mix-player 2 output && pw-link mix-player:output_FL desk:in_FL && pw-link mix-player:output_FR desk:in_FR")
+        #expect(linked.succeeded, "\(linked.stderr)")
+        player.wait(timeout: 30)
+        usleep(300_000)
+        for recorder in running { recorder.stop() }
+        for (name, _) in recorders {
+            let path = folder + (name == "pw-record" ? "/pw.wav" : "/pa.wav")
+            let recorded = try Wave.read(path)
+            #expect(recorded.count == 2, "\(name) recorded \(recorded.count) channels")
+            guard recorded.count == 2 else { continue }
+            expectSamples(recorded, signal.channels, name, tolerance: 1e-6)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// The lines of `wpctl status` under `title` (Sinks:, Sources:) up to the next heading.
+    private func section(_ status: String, _ title: String) -> String {
+        guard let start = status.range(of: title) else { return "" }
+        let rest = status[start.upperBound...]
+        let end = rest.range(of: "├─") ?? rest.range(of: "└─")
+        return String(end.map { rest[..<$0.lowerBound] } ?? rest)
+    }
+
+    /// Expects `recorded` to be `expected` within `tolerance`, sample by sample, at the lag the
+    /// recording trails it by (found by cross-correlation from the signal's onset; the tools'
+    /// own delay differs between versions and players).
+    private func expectSamples(_ recorded: [[Float]], _ expected: [[Float]], _ what: String, tolerance: Float = 1e-4,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+        guard recorded.count == expected.count else {
+            Issue.record("\(what): recorded \(recorded.count) channels, expected \(expected.count)", sourceLocation: sourceLocation)
+            return
+        }
+        guard let lag = CrossCorrelation.lag(recorded: recorded, expected: expected.map { Array($0.prefix(TestSignal.leadIn + 9600)) }) else {
+            Issue.record("\(what): nothing to compare (no signal expected)", sourceLocation: sourceLocation)
+            return
+        }
+        var error: Float = 0
+        for c in expected.indices {
+            for n in (TestSignal.leadIn + 2400)..<(expected[c].count - 4800) {
+                let r = n + lag >= 0 && n + lag < recorded[c].count ? recorded[c][n + lag] : .infinity
+                error = max(error, abs(r - expected[c][n]))
+            }
+        }
+        #expect(error <= tolerance, "\(what): max error \(error) at lag \(lag); recorded \(recorded.first?.count ?? 0) frames",
+                sourceLocation: sourceLocation)
+    }
+
+    /// Plays `signal` with the player `command(wav, name)` makes (which reaches a device through
+    /// the session manager) and records the interface's FL and FR, the node's outputs. Also
+    /// returns the nodes the player was linked to while it played.
+    private func playIntoDevice(
+        _ sandbox: Sandbox, signal: TestSignal, _ command: (String, String) -> [String]
+    ) throws -> (recorded: [[Float]], peers: [String]) {
+        let tag = "\(UInt32.random(in: 0..<UInt32.max))"
+        let name = "player-\(tag)", recorder = "recorder-\(tag)"
+        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+        defer {
+            try? FileManager.default.removeItem(atPath: wav)
+            try? FileManager.default.removeItem(atPath: recorded)
+        }
+        try Wave.write(signal.channels, to: wav)
+        let recording = try sandbox.start([
+            "pw-record", "--target", "interface", "-P", "{ stream.capture.sink = true node.name = \(recorder) }",
+            "--channels", "4", "--channel-map", PipeWire.channelMap(["FL", "FR", "RL", "RR"]), "--format", "f32", recorded,
+        ])
+        let ready = sandbox.shell("pw_wait_ports \(recorder) 4 input")
+        guard ready.succeeded else { recording.stop(); throw SandboxError("recorder: \(ready.stderr)") }
+        usleep(300_000)
+        let player = try sandbox.start(command(wav, name))
+        // Where the session manager sent the player, while it plays.
+        let graph = try sandbox.waitFor("the player's links") { $0.links(of: name).count >= 2 }
+        let peers = Set(graph.links(of: name).map(\.peer)).sorted()
+        player.wait(timeout: 30)
+        usleep(300_000)
+        recording.stop()
+        let read = try Wave.read(recorded)
+        guard read.count == 4 else { throw SandboxError("recorded \(read.count) channels, expected 4") }
+        return (Array(read.prefix(2)), peers)
+    }
+}
