@@ -1,3 +1,4 @@
+import CCrosspointShim
 import CPipeWire
 import Glibc
 import CrosspointPipeWire
@@ -10,17 +11,7 @@ extension PipeWireClient {
         guard registry.globals.contains(where: { $0.id == id }) else {
             throw .refused(object: "object \(id)", message: "it does not exist (any more)")
         }
-        // pw_registry_destroy is a method macro over the registry's interface: call the
-        // method through its table, as the macro does.
-        let interface = UnsafeMutableRawPointer(registry.proxy).assumingMemoryBound(to: spa_interface.self)
-        guard let funcs = interface.pointee.cb.funcs else {
-            throw .refused(object: "object \(id)", message: "the registry has no methods")
-        }
-        let methods = funcs.assumingMemoryBound(to: pw_registry_methods.self)
-        guard let destroy = methods.pointee.destroy else {
-            throw .refused(object: "object \(id)", message: "the registry cannot destroy objects")
-        }
-        let result = destroy(interface.pointee.cb.data, id)
+        let result = cpshim_registry_destroy(registry.proxy, id)
         guard result >= 0 else { throw .refused(object: "object \(id)", message: String(cString: strerror(-result))) }
         try roundtrip("the daemon to destroy object \(id)")
     }

@@ -102,21 +102,37 @@ struct DeviceAddCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Its channel positions, e.g. FL,FR (the default) or MONO.", valueName: "positions")) var position: String?
     @Option(help: ArgumentHelp("The mixer channels it carries, one per position, by name or index (default: new NAME_POSITION channels).", valueName: "channels"))
     var channels: String?
-    @Flag(help: "Make it the default device now.") var `default` = false
+    @Flag(help: "Make it the default device once it is made (as wpctl set-default does).") var `default` = false
 
     func run() throws {
         var text = "\(type) \(name)"
         if let position { text += " position=\(position)" }
         if let channels { text += " channels=\(channels)" }
-        if `default` { text += " default" }
         if let description { text += " description=\(description)" }
+        var kind = VirtualDevice.Kind.sink
         try changeDevices(connection, output, node) { devices in
             let device = try VirtualDevice(text: text)
             guard !devices.contains(where: { $0.name == device.name }) else {
                 throw CommandError.invalid("the node already has a device '\(device.name)' (crosspoint device remove first, or rename)")
             }
+            kind = device.kind
             devices.append(device)
         }
+        if `default` { try makeDefault(name, kind: kind) }
+    }
+
+    /// Waits for the device to exist, then makes it the configured default (the session manager
+    /// remembers it), here rather than through the device's `default` flag, which the node
+    /// drops once done and so would not read back as sent.
+    private func makeDefault(_ name: String, kind: VirtualDevice.Kind) throws {
+        let session = try connection.connect()
+        let deadline = ContinuousClock.now + .seconds(5)
+        while try !session.client.snapshot().nodes.contains(where: { $0.name == name }) {
+            guard ContinuousClock.now < deadline else { throw CommandError.invalid("device \(name.printable) did not appear within 5 s; not made the default") }
+            try session.client.iterateOnce(milliseconds: 100)
+        }
+        let key = kind == .sink ? "default.configured.audio.sink" : "default.configured.audio.source"
+        try session.client.setMetadata("default", subject: 0, key: key, type: "Spa:String:JSON", value: "{ \"name\": \"\(name)\" }")
     }
 }
 

@@ -131,7 +131,129 @@ struct VirtualDeviceTests {
         }
     }
 
+    @Test func devicesAreAddedRenamedAndRemovedLiveAndKeptInTheStateFile() throws {
+        let conf = NSTemporaryDirectory() + "crosspoint-devices-state-\(UInt32.random(in: 0..<UInt32.max)).conf"
+        let text = try String(contentsOf: Self.fixtures.appendingPathComponent("devices.conf"), encoding: .utf8)
+        try text.replacingOccurrences(of: "state.persist = false", with: "state.persist = true").write(toFile: conf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: conf) }
+        let sandbox = try Sandbox(dropIns: [conf], pulse: true)
+        defer { sandbox.stop() }
+        _ = try sandbox.waitFor("the devices") { $0.nodeID("game") != nil && $0.nodeID("stream-mix") != nil }
+
+        // Added: listed by wpctl and pactl, its new input linked from its monitor.
+        let added = sandbox.crosspoint("device", "add", "desk", "sink", "chat", "--position", "MONO", "--description", "Voice chat")
+        #expect(added.succeeded, "\(added.stderr)")
+        var graph = try sandbox.waitFor("chat and its link", describe: { "\($0.links(of: "chat"))" }) { graph in
+            graph.links(of: "chat").map(\.peer) == ["desk"]
+        }
+        #expect(graph.ports(of: "desk", direction: "input").contains { $0["port.name"] as? String == "in_chat_MONO" })
+        #expect(sandbox.run(["pactl", "list", "sinks"]).stdout.contains("Description: Voice chat"))
+        let listed = sandbox.crosspoint("device", "list", "desk")
+        #expect(listed.stdout.contains("sink chat \"Voice chat\": MONO -> inputs chat_MONO"), "\(listed.stdout)")
+
+        // Renamed: made again under the new name; the old one is gone, the input stays.
+        let renamed = sandbox.crosspoint("device", "rename", "desk", "chat", "voice")
+        #expect(renamed.succeeded, "\(renamed.stderr)")
+        graph = try sandbox.waitFor("voice, and no chat") { $0.nodeID("chat") == nil && $0.links(of: "voice").count == 1 }
+        #expect(sandbox.run(["pactl", "list", "sinks", "short"]).stdout.contains("\tvoice\t"))
+
+        // Made the default on request.
+        let made = sandbox.crosspoint("device", "add", "desk", "sink", "speakers", "--default")
+        #expect(made.succeeded, "\(made.stderr)")
+        _ = try sandbox.waitFor("speakers") { $0.nodeID("speakers") != nil }
+        try wait("speakers to be the default sink") {
+            sandbox.run(["pactl", "get-default-sink"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "speakers"
+        }
+
+        // Removed: gone from the graph; the rest are as they were.
+        let removed = sandbox.crosspoint("device", "remove", "desk", "voice")
+        #expect(removed.succeeded, "\(removed.stderr)")
+        _ = try sandbox.waitFor("voice to go") { $0.nodeID("voice") == nil }
+
+        // A daemon restart: the devices come back from the state file, linked; `default` was
+        // asked once and is not asked again (the session manager keeps the person's choice).
+        let interfaceID = try #require(try Graph(sandbox).nodeID("interface"))
+        #expect(sandbox.run(["wpctl", "set-default", "\(interfaceID)"]).succeeded)
+        try wait("the state file to have the devices") {
+            let state = (try? String(contentsOfFile: sandbox.directory + "/state/crosspoint/desk/state.json", encoding: .utf8)) ?? ""
+            return state.contains("sink speakers position=FL,FR channels=speakers_FL,speakers_FR description=speakers")
+                && !state.contains("voice")
+        }
+        try sandbox.restartDaemon()
+        graph = try sandbox.waitFor("the devices again", describe: { "\($0.links(of: "desk"))" }) { graph in
+            ["game", "stream-mix", "speakers"].allSatisfy { graph.nodeID($0) != nil } && graph.links(of: "desk").count == 6
+        }
+        #expect(graph.nodeID("voice") == nil)
+        let devices = sandbox.crosspoint("device", "list", "desk", "--json").stdout
+        #expect(devices.contains("\"speakers\"") && !devices.contains("\"default\": true"), "\(devices)")
+        usleep(500_000)
+        #expect(sandbox.run(["pactl", "get-default-sink"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "interface")
+    }
+
+    @Test func badDevicesAreRefusedAndARemovedDeviceLosesNothing() throws {
+        let sandbox = try makeSandbox()
+        defer { sandbox.stop() }
+        // A bad line through set-param and through the command: refused by name, nothing changes.
+        let before = sandbox.crosspoint("device", "list", "desk", "--json").stdout
+        let badChannel = sandbox.crosspoint("device", "add", "desk", "sink", "bad", "--position", "FL,XX")
+        #expect(!badChannel.succeeded && badChannel.stderr.contains("'XX' is not a channel position"), "\(badChannel.stderr)")
+        let badName = sandbox.crosspoint("device", "add", "desk", "sink", "gäme")
+        #expect(!badName.succeeded && badName.stderr.contains("is not a device name"), "\(badName.stderr)")
+        let nodeID = try #require(try Graph(sandbox).nodeID("desk"))
+        let set = sandbox.run(["pw-cli", "set-param", "\(nodeID)", "Props", "{ params = [ \"devices\" [ \"speaker game\" ] ] }"])
+        #expect(set.succeeded, "\(set.stderr)")
+        try wait("the daemon to log the refusal") { sandbox.daemonLog.contains("'speaker' in 'speaker game' is not sink or source") }
+        #expect(sandbox.crosspoint("device", "list", "desk", "--json").stdout == before)
+
+        // A name another node has: waited for, said in the log and in crosspoint.devices; made
+        // once that node goes.
+        let clash = sandbox.crosspoint("device", "add", "desk", "sink", "interface")
+        #expect(clash.succeeded, "\(clash.stderr)")
+        try wait("the clash to be reported") {
+            let graph = try? Graph(sandbox)
+            let state = graph?.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.devices"] as? String ?? "" } ?? ""
+            return state.contains("interface: waiting (node ")
+        }
+        #expect(sandbox.daemonLog.contains("device 'interface' is not made: node "), "\(sandbox.daemonLog.suffix(2000))")
+        #expect(try Graph(sandbox).nodes(named: "interface").count == 1)
+        let standIn = try #require(try Graph(sandbox).nodeID("interface"))
+        #expect(sandbox.run(["pw-cli", "destroy", "\(standIn)"]).succeeded)
+        _ = try sandbox.waitFor("the device interface, made now", describe: { "\($0.links(of: "desk"))" }) { graph in
+            graph.nodes(named: "interface").count == 1 && graph.nodeID("interface") != standIn
+                && graph.links(of: "interface").map(\.peer) == ["desk", "desk"]
+        }
+
+        // A device removed while an application plays into it: the player goes on (where the
+        // session manager sends it), the node keeps its state, its other device stays.
+        let folder = NSTemporaryDirectory() + "crosspoint-devices-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try Wave.write(TestSignal(channels: 2, seconds: 4).channels, to: folder + "/long.wav")
+        let player = try sandbox.start(["pw-play", "--target", "game", "-P", "{ node.name = long-player }", folder + "/long.wav"],
+                                       stderr: folder + "/player.err")
+        _ = try sandbox.waitFor("the player in game") { $0.links(of: "long-player").map(\.peer).contains("game") }
+        let gain = sandbox.crosspoint("param", "desk", "gain.in.game_FL", "0.5")
+        #expect(gain.succeeded, "\(gain.stderr)")
+        let removed = sandbox.crosspoint("device", "remove", "desk", "game")
+        #expect(removed.succeeded, "\(removed.stderr)")
+        let after = try sandbox.waitFor("game to go") { $0.nodeID("game") == nil }
+        #expect(after.nodeID("desk") != nil && after.nodeID("stream-mix") != nil)
+        player.wait(timeout: 15)
+        #expect(!((try? String(contentsOfFile: folder + "/player.err", encoding: .utf8)) ?? "").contains("error"))
+        let props = try sandbox.props("desk")
+        #expect((props["gain.in.2"] as? Double).map { abs($0 - 0.5) < 1e-6 } == true, "\(props)")
+        #expect(sandbox.run(["pactl", "info"]).succeeded)
+    }
+
     // MARK: Helpers
+
+    private func wait(_ what: String, timeout: Double = 10, _ condition: () -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            guard Date() < deadline else { throw SandboxError("timed out waiting for \(what)") }
+            usleep(100_000)
+        }
+    }
 
     /// The lines of `wpctl status` under `title` (Sinks:, Sources:) up to the next heading.
     private func section(_ status: String, _ title: String) -> String {
