@@ -117,3 +117,9 @@ int cpshim_metadata_set_property(struct pw_metadata *metadata, uint32_t subject,
 {
     return pw_metadata_set_property(metadata, subject, key, type, value);
 }
+
+void cpshim_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *hook,
+                                  const struct pw_metadata_events *events, void *data)
+{
+    pw_metadata_add_listener(metadata, hook, events, data);
+}

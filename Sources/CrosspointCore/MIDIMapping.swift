@@ -150,7 +150,7 @@ public struct MIDIMapping: Hashable, Sendable {
             }
             self.switchMode = switchMode ?? .toggle
             self.pickup = false
-        case .channelMap, .inputCount, .outputCount, .inputPositions, .outputPositions, .midiPorts, .midiMap, .midiLearn, .devices, .levelsWatch:
+        case .channelMap, .inputCount, .outputCount, .inputPositions, .outputPositions, .midiPorts, .midiMap, .midiLearn, .devices, .targets, .levelsWatch:
             throw .invalidValue(key: key, reason: "MIDI moves gains, cross-points, mutes and ramp.ms; \(key) is set by a command")
         }
         self.control = control

@@ -35,6 +35,8 @@ public struct Mixer: Equatable, Sendable {
     public internal(set) var midi = MIDISetup()
     /// Virtual devices: sinks feeding inputs, sources fed by outputs (`devices`; VirtualDevices.swift).
     public internal(set) var devices: [VirtualDevice] = []
+    /// Output groups that follow a device (`targets`; OutputTargets.swift).
+    public internal(set) var targets: [OutputTarget] = []
 
     /// A mixer that passes audio with no gain set; see `defaultMatrix`.
     public init(inputs: Int, outputs: Int, inputChannels: [String]? = nil, outputChannels: [String]? = nil)

@@ -41,7 +41,7 @@ public struct ParameterFamily: Sendable, Equatable {
 /// (`Mixer.value(of:)` and `Mixer.set(_:to:)`).
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute
-    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, levelsWatch
+    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, targets, levelsWatch
 
     public var family: ParameterFamily {
         switch self {
@@ -96,6 +96,11 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
             .init(pattern: VirtualDevice.key, type: .names, defaultValue: 0, range: 0...Double(VirtualDevice.limit),
                   summary: "Virtual devices applications choose, one string each: sink or source, NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT] (README: Crosspoint as your sound output)",
                   rangeNote: "0 to \(VirtualDevice.limit) devices; a sink feeds inputs, a source carries outputs (new channels NAME_POSITION when channels= is absent)",
+                  defaultNote: "none")
+        case .targets:
+            .init(pattern: OutputTarget.key, type: .names, defaultValue: 0, range: 0...Double(OutputTarget.limit),
+                  summary: "Outputs that follow a device, one string each: DEVICE [outputs=C,C] [offset=N]; DEVICE is a sink's node.name or default (README: Crosspoint as your sound output)",
+                  rangeNote: "0 to \(OutputTarget.limit) groups; each output in one group at most; by position, or from channel N with offset=N",
                   defaultNote: "none")
         case .levelsWatch:
             .init(pattern: LevelWatch.key, type: .intArray, defaultValue: 0, range: 0...Double(Int32.max),
@@ -267,6 +272,7 @@ extension Mixer {
         case .midiMap: .names(midi.texts)
         case .midiLearn: .names([])  // write-only: nothing to read back
         case .devices: .names(devices.map(\.text))
+        case .targets: .names(targets.map(\.text))
         case .levelsWatch: .ints([])  // write-only: nothing to read back
         }
     }
@@ -295,6 +301,10 @@ extension Mixer {
             throw .invalidValue(key: key, reason: "expects a list of mappings like [ \"cc 1 7 gain.in.0\" ], got \(value)")
         case let (.devices, .names(texts)): try setDevices(texts)
         case (.devices, .ints([])): try setDevices([])
+        case let (.targets, .names(texts)): try setTargets(texts)
+        case (.targets, .ints([])): try setTargets([])
+        case (.targets, _):
+            throw .invalidValue(key: key, reason: "expects a list of targets like [ \"default outputs=FL,FR\" ], got \(value)")
         case (.devices, _):
             throw .invalidValue(key: key, reason: "expects a list of devices like [ \"sink game description=Game\" ], got \(value)")
         // A request to the running node, which takes it out of a set-param before the model

@@ -53,6 +53,8 @@ public struct Preset: Codable, Equatable, Sendable {
     public var midiMappings: [String]?
     /// Virtual devices (`devices`): nil leaves them as they are.
     public var devices: [String]?
+    /// Output groups that follow a device (`targets`): nil leaves them as they are.
+    public var targets: [String]?
 
     enum CodingKeys: String, CodingKey {
         case format, version, inputs, outputs
@@ -63,7 +65,7 @@ public struct Preset: Codable, Equatable, Sendable {
         case matrix
         case rampMilliseconds = "ramp.ms"
         case midiPorts = "midi", midiMappings = "midi.map"
-        case devices
+        case devices, targets
     }
 
     /// The state of `mixer`. Gains are written as the shortest decimal that reads back as the
@@ -90,6 +92,7 @@ public struct Preset: Codable, Equatable, Sendable {
             midiMappings = mixer.midi.texts
         }
         if !mixer.devices.isEmpty { devices = mixer.devices.map(\.text) }
+        if !mixer.targets.isEmpty { targets = mixer.targets.map(\.text) }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -114,6 +117,7 @@ public struct Preset: Codable, Equatable, Sendable {
         midiPorts = try c.decodeIfPresent(Bool.self, forKey: .midiPorts)
         midiMappings = try c.decodeIfPresent([String].self, forKey: .midiMappings)
         devices = try c.decodeIfPresent([String].self, forKey: .devices)
+        targets = try c.decodeIfPresent([String].self, forKey: .targets)
     }
 
     /// Checks the tag, the version and that every list has the length the preset's shape asks for.
@@ -188,6 +192,7 @@ extension Mixer {
         if let ports = preset.midiPorts { next.setMIDIPorts(ports) }
         if let mappings = preset.midiMappings { try next.setMIDIMappings(mappings) }
         if let devices = preset.devices { try next.setDevices(devices) }
+        if let targets = preset.targets { try next.setTargets(targets) }
         self = next
     }
 }
@@ -199,7 +204,7 @@ extension Preset {
     public static let keys = [
         "format", "version", "inputs", "outputs", "input.position", "output.position", "gain.master", "mute.master",
         "gain.in", "mute.in", "gain.out", "mute.out", "matrix", "ramp.ms", "midi", "midi.map",
-        "devices",
+        "devices", "targets",
     ]
 
     /// The preset as JSON (the file `crosspoint save` writes, the `mixer` of a state file).
@@ -218,6 +223,7 @@ extension Preset {
         if let midiPorts { members.append(("midi", .bool(midiPorts))) }
         if let midiMappings { members.append(("midi.map", .array(midiMappings.map(JSONValue.string)))) }
         if let devices { members.append(("devices", .array(devices.map(JSONValue.string)))) }
+        if let targets { members.append(("targets", .array(targets.map(JSONValue.string)))) }
         return .object(members)
     }
 
@@ -261,5 +267,6 @@ extension Preset {
         midiPorts = try m["midi"]?.bool("midi")
         midiMappings = try m["midi.map"]?.list("midi.map", limit: MIDISetup.mappingLimit) { v, k throws(CrosspointError) in try v.string(k) }
         devices = try m["devices"]?.list("devices", limit: VirtualDevice.limit) { v, k throws(CrosspointError) in try v.string(k) }
+        targets = try m["targets"]?.list("targets", limit: OutputTarget.limit) { v, k throws(CrosspointError) in try v.string(k) }
     }
 }

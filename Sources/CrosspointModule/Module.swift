@@ -15,6 +15,7 @@ final class ModuleInstance {
     private var node: FilterNode?
     private var memory: NodeMemory?
     private var devices: VirtualDeviceHost?
+    private var follower: OutputFollower?
     private let moduleListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let coreListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let proxyListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
@@ -46,6 +47,7 @@ final class ModuleInstance {
                             persist: configuration.persistState, keepLinks: configuration.rememberLinks)
         // After the memory: the devices are made from the restored state.
         devices = VirtualDeviceHost(node: node, core: core)
+        follower = OutputFollower(node: node, core: core)
         let data = Unmanaged.passUnretained(self).toOpaque()
         cpshim_core_add_listener(core, coreListener, ModuleInstance.coreEvents, data)
         pw_proxy_add_listener(core, proxyListener, ModuleInstance.proxyEvents, data)
@@ -62,6 +64,8 @@ final class ModuleInstance {
     /// Destroys the node and the connection; the module object itself is PipeWire's.
     func tearDown() {
         spa_hook_remove(moduleListener)
+        follower?.destroy()
+        follower = nil
         devices?.destroy()
         devices = nil
         memory?.destroy()

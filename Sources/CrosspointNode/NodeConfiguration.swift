@@ -51,6 +51,8 @@ public struct NodeConfiguration: Sendable {
               summary: "MIDI mappings, one string each: CONTROL KEY [toggle or momentary] [nopickup] (README: MIDI control)"),
         .init(name: "devices", example: "[ { type = sink name = game description = \"Game\" } ]",
               summary: "Virtual devices applications choose: sinks feeding inputs, sources carrying outputs (README: Crosspoint as your sound output)"),
+        .init(name: "targets", example: "[ { device = default outputs = [ FL FR ] } ]",
+              summary: "Outputs that follow a device: a sink by node.name, or default, matched by position or from an offset"),
     ]
 
     static let passThroughPrefixes = ["node.", "media.", "object.", "priority.", "audio.rate"]
@@ -165,6 +167,10 @@ public struct NodeConfiguration: Sendable {
                 texts.append(text)
             }
             try Self.apply("midi.map", to: &mixer) { m throws(CrosspointError) in try m.setMIDIMappings(texts) }
+        }
+        if let v = values["targets"] {
+            let texts = try Self.targetTexts(v)
+            try Self.apply("targets", to: &mixer) { m throws(CrosspointError) in try m.setTargets(texts) }
         }
         self.mixer = mixer
         nodeDescription = values[PW_KEY_NODE_DESCRIPTION]?.text ?? "Crosspoint \(inputs)x\(outputs)"

@@ -176,6 +176,10 @@ public final class NodeMemory {
         // The links to the node's own virtual devices are theirs to make (VirtualDeviceHost).
         let peer = out.node == ourID ? inp.node : out.node
         if let name = nodes[peer], node.mixer.devices.contains(where: { $0.name == name }) { return nil }
+        // And those of outputs that follow a device (OutputFollower).
+        if out.node == ourID, node.mixer.targets.contains(where: { target in
+            target.outputIndices(in: node.mixer).contains { PortName.output(node.mixer.outputChannels[$0]) == out.name }
+        }) { return nil }
         if out.node == ourID, let peer = nodes[inp.node] {
             return RememberedLink(port: out.name, peerNode: peer, peerPort: inp.name)
         }

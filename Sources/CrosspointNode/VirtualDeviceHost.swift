@@ -20,6 +20,8 @@ import CrosspointPipeWire
 /// In one graph cycle every follower runs in dependency order: the hop costs no quantum
 /// (measured: 0 samples at quantum 1024, 256 and 64, on 0.3.65 and 1.4.2).
 ///
+/// `monitor.channel-volumes` puts the sink's own volume and mute on its monitor ports (without
+/// it, wpctl's and pactl's volume changed nothing that the node reads: measured on both versions).
 /// `priority.session` is set low, under any real device's, so that WirePlumber never makes a
 /// virtual device the default by itself; `default` in a device's text asks for it, once, when
 /// the device is made (the `default` metadata's `default.configured.audio.sink`/`.source`, as
@@ -58,22 +60,19 @@ public final class VirtualDeviceHost {
 
     private let node: FilterNode
     private let core: OpaquePointer
-    private var registry: Registry?
+    private let graph: GraphMirror
     private var managed: [String: Managed] = [:]
-    private var nodes: [UInt32: (name: String, owner: String?)] = [:]
-    private var ports: [UInt32: (node: UInt32, name: String)] = [:]
-    private var links: [UInt32: (output: UInt32, input: UInt32)] = [:]
-    /// Links asked for and not yet announced, with their proxies.
-    private var requested: [(output: UInt32, input: UInt32, proxy: OpaquePointer)] = []
-    private var metadata: OpaquePointer?
-    private var metadataID: UInt32?
+    /// Node ids of the devices this host made, by the registry's announcements.
+    private var ours: Set<UInt32> = []
     private var lastReported = ""
 
     public init(node: FilterNode, core: OpaquePointer) {
         self.node = node
         self.core = core
-        registry = Registry(core: core, onAdded: { [unowned self] in self.globalAdded($0) },
-                            onRemoved: { [unowned self] in self.globalRemoved(id: $0) })
+        graph = GraphMirror(core: core)
+        graph.onNode = { [unowned self] in self.nodeAdded($0, $1) }
+        graph.onNodeRemoved = { [unowned self] in self.nodeRemoved($0) }
+        graph.onChange = { [unowned self] in self.reconcile() }
         let earlier = node.onChange
         node.onChange = { [unowned self] mixer in
             earlier?(mixer)
@@ -85,11 +84,7 @@ public final class VirtualDeviceHost {
     /// Removes the devices (their applications go where the session manager sends them).
     public func destroy() {
         for name in Array(managed.keys) { remove(name) }
-        for request in requested { pw_proxy_destroy(request.proxy) }
-        requested = []
-        if let metadata { pw_proxy_destroy(metadata) }
-        metadata = nil
-        registry = nil
+        graph.destroy()
     }
 
     private var nodeName: String { node.configuration.nodeName }
@@ -115,7 +110,7 @@ public final class VirtualDeviceHost {
 
     private func create(_ device: VirtualDevice) {
         var entry = Managed(device: device, proxy: nil, status: .creating, defaultPending: device.isDefault)
-        if let (id, _) = nodes.first(where: { $0.value.name == device.name && $0.value.owner != nodeName }) {
+        if let (id, _) = graph.nodes.first(where: { $0.value.name == device.name && !ours.contains($0.key) }) {
             entry.status = .nameTaken(id)
             Log.warn("\(nodeName): device '\(device.name)' is not made: node \(id) already has that name; it is made when that node goes")
             managed[device.name] = entry
@@ -130,6 +125,10 @@ public final class VirtualDeviceHost {
             (PW_KEY_MEDIA_CLASS, device.kind == .sink ? "Audio/Sink" : "Audio/Source/Virtual"),
             (SPA_KEY_AUDIO_POSITION, device.positions.joined(separator: ",")),
             ("monitor.channel-volumes", "true"),
+            // WirePlumber 0.4.13 suspends an idle node after 5 s with a timer it does not
+            // cancel when the node goes: destroying a device within 5 s of its last sound
+            // crashed the session manager (measured). Never suspended, no timer.
+            ("session.suspend-timeout-seconds", "0"),
             (PW_KEY_PRIORITY_SESSION, Self.sessionPriority),
             (PW_KEY_NODE_VIRTUAL, "true"),
             (PW_KEY_OBJECT_LINGER, "false"),
@@ -152,61 +151,28 @@ public final class VirtualDeviceHost {
         guard let entry = managed.removeValue(forKey: name) else { return }
         // The node is the client's own object (object.linger = false): destroying it removes
         // its ports and links; the session manager moves its applications elsewhere.
-        if case let .ready(id) = entry.status, let registry { _ = cpshim_registry_destroy(registry.proxy, id) }
+        if case let .ready(id) = entry.status { graph.destroy(global: id) }
         if let proxy = entry.proxy { pw_proxy_destroy(proxy) }
         Log.info("\(nodeName): removes device '\(name)'")
     }
 
     // MARK: The graph
 
-    private func globalAdded(_ global: Registry.Global) {
-        let id = global.id, p = global.properties
-        switch global.type {
-        case "PipeWire:Interface:Node":
-            guard let name = p[PW_KEY_NODE_NAME] else { return }
-            // A global carries only some of a node's properties (not ours): a device is known
-            // by its proxy's bound id, or, before the proxy hears it, by its name while it is
-            // being made (a name taken already was refused at `create`).
-            var owner: String?
-            if let entry = managed[name], entry.status == .creating, let proxy = entry.proxy {
-                let bound = pw_proxy_get_bound_id(proxy)
-                if bound == id || bound == SPA_ID_INVALID {
-                    managed[name]?.status = .ready(id)
-                    owner = nodeName
-                }
-            }
-            nodes[id] = (name, owner)
-        case "PipeWire:Interface:Port":
-            guard let name = p[PW_KEY_PORT_NAME], let owner = p[PW_KEY_NODE_ID].flatMap({ UInt32($0) }) else { return }
-            ports[id] = (owner, name)
-        case "PipeWire:Interface:Link":
-            guard let output = p[PW_KEY_LINK_OUTPUT_PORT].flatMap({ UInt32($0) }),
-                  let input = p[PW_KEY_LINK_INPUT_PORT].flatMap({ UInt32($0) }) else { return }
-            links[id] = (output, input)
-            if let k = requested.firstIndex(where: { $0.output == output && $0.input == input }) {
-                pw_proxy_destroy(requested.remove(at: k).proxy)
-            }
-        case "PipeWire:Interface:Metadata":
-            if p[PW_KEY_METADATA_NAME] == "default", metadata == nil, let registry {
-                metadata = pw_registry_bind(registry.proxy, id, "PipeWire:Interface:Metadata", UInt32(PW_VERSION_METADATA), 0)
-                    .map(OpaquePointer.init)
-                metadataID = id
-            }
-        default:
-            return
+    private func nodeAdded(_ id: UInt32, _ properties: [String: String]) {
+        // A global carries only some of a node's properties (not ours): a device is known by
+        // its proxy's bound id, or, before the proxy hears it, by its name while it is being
+        // made (a name taken already was refused at `create`).
+        guard let name = properties[PW_KEY_NODE_NAME], let entry = managed[name], entry.status == .creating,
+              let proxy = entry.proxy else { return }
+        let bound = pw_proxy_get_bound_id(proxy)
+        if bound == id || bound == SPA_ID_INVALID {
+            managed[name]?.status = .ready(id)
+            ours.insert(id)
         }
-        reconcile()
     }
 
-    private func globalRemoved(id: UInt32) {
-        links.removeValue(forKey: id)
-        ports.removeValue(forKey: id)
-        if id == metadataID, let metadata {
-            pw_proxy_destroy(metadata)
-            self.metadata = nil
-            metadataID = nil
-        }
-        guard nodes.removeValue(forKey: id) != nil else { return }
+    private func nodeRemoved(_ id: UInt32) {
+        ours.remove(id)
         for (name, entry) in managed {
             switch entry.status {
             case .ready(id):
@@ -222,17 +188,12 @@ public final class VirtualDeviceHost {
                 break
             }
         }
-        reconcile()
-    }
-
-    private func portID(node owner: UInt32, name: String) -> UInt32? {
-        ports.first { $0.value.node == owner && $0.value.name == name }?.key
     }
 
     /// Links every ready device's ports to the node's, removes the links between them that no
     /// longer match, sets a default asked for, and publishes the devices' state.
     private func reconcile() {
-        guard let ours = node.nodeID else { return }
+        guard let node = self.node.nodeID else { return }
         var wanted: [(output: UInt32, input: UInt32)] = []
         var deviceIDs: Set<UInt32> = []
         var madeDefault: [String] = []
@@ -242,43 +203,32 @@ public final class VirtualDeviceHost {
             let device = entry.device
             for (position, channel) in zip(device.positions, device.channels) {
                 let pair: (UInt32?, UInt32?) = device.kind == .sink
-                    ? (portID(node: id, name: "monitor_\(position)"), portID(node: ours, name: PortName.input(channel)))
-                    : (portID(node: ours, name: PortName.output(channel)), portID(node: id, name: "input_\(position)"))
+                    ? (graph.port(of: id, named: "monitor_\(position)"), graph.port(of: node, named: PortName.input(channel)))
+                    : (graph.port(of: node, named: PortName.output(channel)), graph.port(of: id, named: "input_\(position)"))
                 guard let output = pair.0, let input = pair.1 else { continue }
                 wanted.append((output, input))
             }
-            if entry.defaultPending, let metadata {
-                let key = device.kind == .sink ? "default.configured.audio.sink" : "default.configured.audio.source"
-                let value = "{ \"name\": \"\(name)\" }"
-                _ = cpshim_metadata_set_property(metadata, 0, key, "Spa:String:JSON", value)
+            let key = device.kind == .sink ? "default.configured.audio.sink" : "default.configured.audio.source"
+            if entry.defaultPending, graph.setDefault(key, json: "{ \"name\": \"\(name)\" }") {
                 managed[name]?.defaultPending = false
                 madeDefault.append(name)
                 Log.info("\(nodeName): device '\(name)' is made the default (\(key))")
             }
         }
         // Links between a device and the node that are not wanted: a channel changed.
-        for (id, link) in links {
-            guard let from = ports[link.output], let to = ports[link.input] else { continue }
-            let between = (deviceIDs.contains(from.node) && to.node == ours) || (from.node == ours && deviceIDs.contains(to.node))
-            if between, !wanted.contains(where: { $0 == link }), let registry {
-                _ = cpshim_registry_destroy(registry.proxy, id)
-                links.removeValue(forKey: id)
-            }
+        for (id, link) in graph.links {
+            guard let from = graph.ports[link.output], let to = graph.ports[link.input] else { continue }
+            let between = (deviceIDs.contains(from.node) && to.node == node) || (from.node == node && deviceIDs.contains(to.node))
+            if between, !wanted.contains(where: { $0 == link }) { graph.destroy(global: id) }
         }
-        for pair in wanted where !links.values.contains(where: { $0 == pair })
-            && !requested.contains(where: { $0.output == pair.output && $0.input == pair.input }) {
-            guard let outputNode = ports[pair.output]?.node, let inputNode = ports[pair.input]?.node,
-                  let proxy = Link.create(on: core, outputNode: outputNode, outputPort: pair.output,
-                                          inputNode: inputNode, inputPort: pair.input) else { continue }
-            requested.append((pair.output, pair.input, proxy))
-        }
+        for pair in wanted { graph.link(pair.output, pair.input) }
         publishStatus()
         // `default` is asked once: done, it leaves the state, so that a restart (the state file)
         // does not take the default back from a device the person chose since. The session
         // manager remembers the choice itself.
         if !madeDefault.isEmpty {
             do {
-                try node.update { m throws(CrosspointError) in
+                try self.node.update { m throws(CrosspointError) in
                     try m.setDevices(m.devices.map { d in
                         var d = d
                         if madeDefault.contains(d.name) { d.isDefault = false }
@@ -303,6 +253,6 @@ public final class VirtualDeviceHost {
         }.joined(separator: "; ")
         guard text != lastReported else { return }
         lastReported = text
-        node.publishProperty(CrosspointProperty.devices, text)
+        self.node.publishProperty(CrosspointProperty.devices, text)
     }
 }

@@ -12,6 +12,8 @@ public enum CrosspointProperty {
     public static let levels = "crosspoint.levels"
     /// The node's virtual devices and their state (`game: ready (node 42); ...`).
     public static let devices = "crosspoint.devices"
+    /// The node's output groups and the device each is linked to (`default: linked to ...`).
+    public static let targets = "crosspoint.targets"
 }
 
 /// A Crosspoint node's port names: `in_<channel>` for a mixer input, `out_<channel>` for a mixer

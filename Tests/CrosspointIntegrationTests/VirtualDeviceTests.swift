@@ -141,24 +141,24 @@ struct VirtualDeviceTests {
         _ = try sandbox.waitFor("the devices") { $0.nodeID("game") != nil && $0.nodeID("stream-mix") != nil }
 
         // Added: listed by wpctl and pactl, its new input linked from its monitor.
-        let added = sandbox.crosspoint("device", "add", "desk", "sink", "chat", "--position", "MONO", "--description", "Voice chat")
+        let added = sandbox.crosspoint("virtual", "add", "desk", "sink", "chat", "--position", "MONO", "--description", "Voice chat")
         #expect(added.succeeded, "\(added.stderr)")
         var graph = try sandbox.waitFor("chat and its link", describe: { "\($0.links(of: "chat"))" }) { graph in
             graph.links(of: "chat").map(\.peer) == ["desk"]
         }
         #expect(graph.ports(of: "desk", direction: "input").contains { $0["port.name"] as? String == "in_chat_MONO" })
         #expect(sandbox.run(["pactl", "list", "sinks"]).stdout.contains("Description: Voice chat"))
-        let listed = sandbox.crosspoint("device", "list", "desk")
+        let listed = sandbox.crosspoint("virtual", "list", "desk")
         #expect(listed.stdout.contains("sink chat \"Voice chat\": MONO -> inputs chat_MONO"), "\(listed.stdout)")
 
         // Renamed: made again under the new name; the old one is gone, the input stays.
-        let renamed = sandbox.crosspoint("device", "rename", "desk", "chat", "voice")
+        let renamed = sandbox.crosspoint("virtual", "rename", "desk", "chat", "voice")
         #expect(renamed.succeeded, "\(renamed.stderr)")
         graph = try sandbox.waitFor("voice, and no chat") { $0.nodeID("chat") == nil && $0.links(of: "voice").count == 1 }
         #expect(sandbox.run(["pactl", "list", "sinks", "short"]).stdout.contains("\tvoice\t"))
 
         // Made the default on request.
-        let made = sandbox.crosspoint("device", "add", "desk", "sink", "speakers", "--default")
+        let made = sandbox.crosspoint("virtual", "add", "desk", "sink", "speakers", "--default")
         #expect(made.succeeded, "\(made.stderr)")
         _ = try sandbox.waitFor("speakers") { $0.nodeID("speakers") != nil }
         try wait("speakers to be the default sink") {
@@ -166,7 +166,7 @@ struct VirtualDeviceTests {
         }
 
         // Removed: gone from the graph; the rest are as they were.
-        let removed = sandbox.crosspoint("device", "remove", "desk", "voice")
+        let removed = sandbox.crosspoint("virtual", "remove", "desk", "voice")
         #expect(removed.succeeded, "\(removed.stderr)")
         _ = try sandbox.waitFor("voice to go") { $0.nodeID("voice") == nil }
 
@@ -184,7 +184,7 @@ struct VirtualDeviceTests {
             ["game", "stream-mix", "speakers"].allSatisfy { graph.nodeID($0) != nil } && graph.links(of: "desk").count == 6
         }
         #expect(graph.nodeID("voice") == nil)
-        let devices = sandbox.crosspoint("device", "list", "desk", "--json").stdout
+        let devices = sandbox.crosspoint("virtual", "list", "desk", "--json").stdout
         #expect(devices.contains("\"speakers\"") && !devices.contains("\"default\": true"), "\(devices)")
         usleep(500_000)
         #expect(sandbox.run(["pactl", "get-default-sink"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "interface")
@@ -194,20 +194,20 @@ struct VirtualDeviceTests {
         let sandbox = try makeSandbox()
         defer { sandbox.stop() }
         // A bad line through set-param and through the command: refused by name, nothing changes.
-        let before = sandbox.crosspoint("device", "list", "desk", "--json").stdout
-        let badChannel = sandbox.crosspoint("device", "add", "desk", "sink", "bad", "--position", "FL,XX")
+        let before = sandbox.crosspoint("virtual", "list", "desk", "--json").stdout
+        let badChannel = sandbox.crosspoint("virtual", "add", "desk", "sink", "bad", "--position", "FL,XX")
         #expect(!badChannel.succeeded && badChannel.stderr.contains("'XX' is not a channel position"), "\(badChannel.stderr)")
-        let badName = sandbox.crosspoint("device", "add", "desk", "sink", "gäme")
+        let badName = sandbox.crosspoint("virtual", "add", "desk", "sink", "gäme")
         #expect(!badName.succeeded && badName.stderr.contains("is not a device name"), "\(badName.stderr)")
         let nodeID = try #require(try Graph(sandbox).nodeID("desk"))
         let set = sandbox.run(["pw-cli", "set-param", "\(nodeID)", "Props", "{ params = [ \"devices\" [ \"speaker game\" ] ] }"])
         #expect(set.succeeded, "\(set.stderr)")
         try wait("the daemon to log the refusal") { sandbox.daemonLog.contains("'speaker' in 'speaker game' is not sink or source") }
-        #expect(sandbox.crosspoint("device", "list", "desk", "--json").stdout == before)
+        #expect(sandbox.crosspoint("virtual", "list", "desk", "--json").stdout == before)
 
         // A name another node has: waited for, said in the log and in crosspoint.devices; made
         // once that node goes.
-        let clash = sandbox.crosspoint("device", "add", "desk", "sink", "interface")
+        let clash = sandbox.crosspoint("virtual", "add", "desk", "sink", "interface")
         #expect(clash.succeeded, "\(clash.stderr)")
         try wait("the clash to be reported") {
             let graph = try? Graph(sandbox)
@@ -234,7 +234,7 @@ struct VirtualDeviceTests {
         _ = try sandbox.waitFor("the player in game") { $0.links(of: "long-player").map(\.peer).contains("game") }
         let gain = sandbox.crosspoint("param", "desk", "gain.in.game_FL", "0.5")
         #expect(gain.succeeded, "\(gain.stderr)")
-        let removed = sandbox.crosspoint("device", "remove", "desk", "game")
+        let removed = sandbox.crosspoint("virtual", "remove", "desk", "game")
         #expect(removed.succeeded, "\(removed.stderr)")
         let after = try sandbox.waitFor("game to go") { $0.nodeID("game") == nil }
         #expect(after.nodeID("desk") != nil && after.nodeID("stream-mix") != nil)

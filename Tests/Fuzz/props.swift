@@ -121,6 +121,8 @@ func writePropsSeeds(_ directory: String) {
                   PropsEntry(key: "midi.map", value: .names(["cc 1 7 gain.in.0", "cc14 2 0 gain.master nopickup",
                                                              "note 1 60 mute.out.0 momentary", "bend 9 matrix.0.0"])),
                   PropsEntry(key: "midi.learn", value: .names(["gain.out.0"]))], nil),
+        ("devices", [PropsEntry(key: "devices", value: .names(["sink game description=Game", "sink chat position=MONO default",
+                                                             "source stream-mix channels=0,FR description=Stream mix"]))], nil),
     ]
     for (name, entries, mute) in changes {
         let buffer = PodBuffer(size: 8192)
@@ -132,6 +134,7 @@ func writePropsSeeds(_ directory: String) {
         ("map-pair34", #"{ params = [ "channel-map" [ -1 -1 0 1 ] ] }"#),
         ("mute", #"{ params = [ "mute.in.1" true "gain.master" 0.8 ] }"#),
         ("midi", #"{ params = [ "midi" true "midi.map" [ "cc 1 7 gain.in.0" "note 1 60 mute.in.FL momentary" ] ] }"#),
+        ("devices", #"{ params = [ "devices" [ "sink game description=Game" "source mix position=FL,FR,FC channels=a,b,0" ] ] }"#),
         ("volume", "{ volume = 0.5 }"),
         ("standard", "{ volume = 0.5 mute = true channelVolumes = [ 0.5 1.0 0.25 ] }"),
         ("counts", #"{ params = [ "inputs" 6 "outputs" 2 ] }"#),

@@ -76,3 +76,7 @@ int cpshim_registry_destroy(struct pw_registry *registry, uint32_t id);
 struct pw_metadata;
 int cpshim_metadata_set_property(struct pw_metadata *metadata, uint32_t subject, const char *key,
                                  const char *type, const char *value);
+// pw_metadata_add_listener is a method macro: the default devices as the session manager sets them.
+struct pw_metadata_events;
+void cpshim_metadata_add_listener(struct pw_metadata *metadata, struct spa_hook *hook,
+                                  const struct pw_metadata_events *events, void *data);

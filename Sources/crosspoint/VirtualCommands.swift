@@ -3,11 +3,11 @@ import CrosspointClient
 import CrosspointCore
 import Glibc
 
-/// `crosspoint device`: a node's virtual devices, over the `devices` key of the parameter table
+/// `crosspoint virtual`: a node's virtual devices, over the `devices` key of the parameter table
 /// (README: Crosspoint as your sound output).
-struct DeviceCommand: ParsableCommand {
+struct VirtualCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "device",
+        commandName: "virtual",
         abstract: "A node's virtual devices: sinks applications play into, sources they record from.",
         discussion: """
         A virtual sink is a playback device that applications and the sound settings choose \
@@ -18,18 +18,18 @@ struct DeviceCommand: ParsableCommand {
         outputs take the inputs of theirs.
 
         Examples:
-          crosspoint device add crosspoint sink game --description Game
-          crosspoint device add crosspoint sink chat --position MONO
-          crosspoint device add crosspoint source stream-mix --description "Stream mix"
-          crosspoint device add crosspoint sink speakers --channels FL,FR --default
-          crosspoint device rename crosspoint game games --description "Games"
-          crosspoint device remove crosspoint chat
-          crosspoint device list crosspoint
+          crosspoint virtual add crosspoint sink game --description Game
+          crosspoint virtual add crosspoint sink chat --position MONO
+          crosspoint virtual add crosspoint source stream-mix --description "Stream mix"
+          crosspoint virtual add crosspoint sink speakers --channels FL,FR --default
+          crosspoint virtual rename crosspoint game games --description "Games"
+          crosspoint virtual remove crosspoint chat
+          crosspoint virtual list crosspoint
         """,
-        subcommands: [DeviceListCommand.self, DeviceAddCommand.self, DeviceRemoveCommand.self, DeviceRenameCommand.self])
+        subcommands: [VirtualListCommand.self, VirtualAddCommand.self, VirtualRemoveCommand.self, VirtualRenameCommand.self])
 }
 
-struct DeviceListCommand: ParsableCommand {
+struct VirtualListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "The node's virtual devices.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print as JSON: { \"devices\": [ { \"type\": ..., \"name\": ..., ... } ] }.") var json = false
@@ -40,11 +40,11 @@ struct DeviceListCommand: ParsableCommand {
         let target = try session.target(node)
         let mixer = try session.mixer(of: target)
         if json {
-            print(try JSONText.encode(DeviceListing(devices: mixer.devices.map(DeviceListing.Item.init))), terminator: "")
+            print(try JSONText.encode(VirtualListing(devices: mixer.devices.map(VirtualListing.Item.init))), terminator: "")
             return
         }
         guard !mixer.devices.isEmpty else {
-            print("\(target.name): no virtual devices (crosspoint device add \(target.name.printable) sink NAME)")
+            print("\(target.name): no virtual devices (crosspoint virtual add \(target.name.printable) sink NAME)")
             return
         }
         for device in mixer.devices {
@@ -56,7 +56,7 @@ struct DeviceListCommand: ParsableCommand {
     }
 }
 
-struct DeviceListing: Encodable {
+struct VirtualListing: Encodable {
     struct Item: Encodable {
         let type: String, name: String, description: String, position: [String], channels: [String], isDefault: Bool
         enum CodingKeys: String, CodingKey { case type, name, description, position, channels, isDefault = "default" }
@@ -89,7 +89,7 @@ private func index(of name: String, in devices: [VirtualDevice]) throws -> Int {
     return k
 }
 
-struct DeviceAddCommand: ParsableCommand {
+struct VirtualAddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a virtual sink or source.")
     @OptionGroup var connection: Connection
     @OptionGroup var output: ReportOptions
@@ -113,7 +113,7 @@ struct DeviceAddCommand: ParsableCommand {
         try changeDevices(connection, output, node) { devices in
             let device = try VirtualDevice(text: text)
             guard !devices.contains(where: { $0.name == device.name }) else {
-                throw CommandError.invalid("the node already has a device '\(device.name)' (crosspoint device remove first, or rename)")
+                throw CommandError.invalid("the node already has a device '\(device.name)' (crosspoint virtual remove first, or rename)")
             }
             kind = device.kind
             devices.append(device)
@@ -136,7 +136,7 @@ struct DeviceAddCommand: ParsableCommand {
     }
 }
 
-struct DeviceRemoveCommand: ParsableCommand {
+struct VirtualRemoveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "remove",
         abstract: "Remove a virtual device (its applications go where the session manager sends them; its channels stay).")
@@ -150,7 +150,7 @@ struct DeviceRemoveCommand: ParsableCommand {
     }
 }
 
-struct DeviceRenameCommand: ParsableCommand {
+struct VirtualRenameCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rename", abstract: "Rename a virtual device, or change its description (it is made again).")
     @OptionGroup var connection: Connection

@@ -1,0 +1,181 @@
+import CCrosspointShim
+import CPipeWire
+import CrosspointPipeWire
+
+/// What the node's parts that link it to other nodes need to know of the graph (the virtual
+/// devices, the outputs that follow a device): its nodes, ports and links as the registry
+/// announces them, the `default` metadata, and links asked for and not yet announced. One per
+/// part, on the node's connection; runs on the main loop. `onChange` hears of every change.
+final class GraphMirror {
+    struct Node {
+        let name: String
+        let mediaClass: String?
+    }
+
+    struct Port {
+        let node: UInt32
+        let name: String
+        let isInput: Bool
+        let channel: String?
+        let isMonitor: Bool
+    }
+
+    private let core: OpaquePointer
+    private var registry: Registry?
+    private(set) var nodes: [UInt32: Node] = [:]
+    private(set) var ports: [UInt32: Port] = [:]
+    private(set) var links: [UInt32: (output: UInt32, input: UInt32)] = [:]
+    /// Links asked for and not yet announced, with their proxies (let go once announced).
+    private var requested: [(output: UInt32, input: UInt32, proxy: OpaquePointer)] = []
+    /// The `default` metadata (WirePlumber's), bound once announced.
+    private(set) var metadata: OpaquePointer?
+    private var metadataID: UInt32?
+    private let metadataHook = Hook()
+    /// The default sink's and source's names, as the session manager publishes them.
+    private(set) var defaultSink: String?
+    private(set) var defaultSource: String?
+
+    var onChange: (() -> Void)?
+    /// A node was announced: its id and properties (only those a global carries).
+    var onNode: ((UInt32, [String: String]) -> Void)?
+    /// A node went away.
+    var onNodeRemoved: ((UInt32) -> Void)?
+
+    init(core: OpaquePointer) {
+        self.core = core
+        registry = Registry(core: core, onAdded: { [unowned self] in self.added($0) },
+                            onRemoved: { [unowned self] in self.removed($0) })
+    }
+
+    func destroy() {
+        for request in requested { pw_proxy_destroy(request.proxy) }
+        requested = []
+        unbindMetadata()
+        registry = nil
+        onChange = nil
+        onNode = nil
+        onNodeRemoved = nil
+    }
+
+    // MARK: Questions
+
+    /// The id of the port named `name` of node `node`.
+    func port(of node: UInt32, named name: String) -> UInt32? {
+        ports.first { $0.value.node == node && $0.value.name == name }?.key
+    }
+
+    /// The id of the node named `name` (the first announced, if several).
+    func node(named name: String) -> UInt32? {
+        nodes.filter { $0.value.name == name }.keys.min()
+    }
+
+    func isLinked(_ output: UInt32, _ input: UInt32) -> Bool {
+        links.values.contains { $0 == (output, input) } || requested.contains { $0.output == output && $0.input == input }
+    }
+
+    // MARK: Changes
+
+    /// Links two ports (unless they are, or are being, linked).
+    func link(_ output: UInt32, _ input: UInt32) {
+        guard !isLinked(output, input), let outputNode = ports[output]?.node, let inputNode = ports[input]?.node,
+              let proxy = Link.create(on: core, outputNode: outputNode, outputPort: output, inputNode: inputNode, inputPort: input)
+        else { return }
+        requested.append((output, input, proxy))
+    }
+
+    /// Destroys a global (a link, a node this connection made).
+    func destroy(global id: UInt32) {
+        guard let registry else { return }
+        _ = cpshim_registry_destroy(registry.proxy, id)
+        links.removeValue(forKey: id)
+    }
+
+    /// Sets a key of the `default` metadata (the configured default devices).
+    @discardableResult
+    func setDefault(_ key: String, json: String) -> Bool {
+        guard let metadata else { return false }
+        return cpshim_metadata_set_property(metadata, 0, key, "Spa:String:JSON", json) >= 0
+    }
+
+    // MARK: The registry
+
+    private func added(_ global: Registry.Global) {
+        let id = global.id, p = global.properties
+        switch global.type {
+        case "PipeWire:Interface:Node":
+            guard let name = p[PW_KEY_NODE_NAME] else { return }
+            nodes[id] = Node(name: name, mediaClass: p[PW_KEY_MEDIA_CLASS])
+            onNode?(id, p)
+        case "PipeWire:Interface:Port":
+            guard let name = p[PW_KEY_PORT_NAME], let owner = p[PW_KEY_NODE_ID].flatMap({ UInt32($0) }) else { return }
+            ports[id] = Port(node: owner, name: name, isInput: p[PW_KEY_PORT_DIRECTION] == "in",
+                             channel: p[PW_KEY_AUDIO_CHANNEL], isMonitor: p[PW_KEY_PORT_MONITOR] == "true")
+        case "PipeWire:Interface:Link":
+            guard let output = p[PW_KEY_LINK_OUTPUT_PORT].flatMap({ UInt32($0) }),
+                  let input = p[PW_KEY_LINK_INPUT_PORT].flatMap({ UInt32($0) }) else { return }
+            links[id] = (output, input)
+            if let k = requested.firstIndex(where: { $0.output == output && $0.input == input }) {
+                pw_proxy_destroy(requested.remove(at: k).proxy)
+            }
+        case "PipeWire:Interface:Metadata":
+            guard p[PW_KEY_METADATA_NAME] == "default", metadata == nil, let registry else { return }
+            metadata = pw_registry_bind(registry.proxy, id, "PipeWire:Interface:Metadata", UInt32(PW_VERSION_METADATA), 0)
+                .map(OpaquePointer.init)
+            metadataID = id
+            if let metadata {
+                cpshim_metadata_add_listener(metadata, metadataHook.pointer, Self.metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+                metadataHook.isLinked = true
+            }
+        default:
+            return
+        }
+        onChange?()
+    }
+
+    private func removed(_ id: UInt32) {
+        links.removeValue(forKey: id)
+        ports.removeValue(forKey: id)
+        if id == metadataID { unbindMetadata() }
+        if nodes.removeValue(forKey: id) != nil { onNodeRemoved?(id) }
+        onChange?()
+    }
+
+    private func unbindMetadata() {
+        metadataHook.remove()
+        if let metadata { pw_proxy_destroy(metadata) }
+        metadata = nil
+        metadataID = nil
+        defaultSink = nil
+        defaultSource = nil
+    }
+
+    /// `default.audio.sink` and `default.audio.source`: `{ "name": "..." }` (what the session
+    /// manager chose; `default.configured.*` is what a person asked for).
+    private func metadataChanged(subject: UInt32, key: String?, value: String?) {
+        guard subject == 0 else { return }
+        switch key {
+        case "default.audio.sink": defaultSink = value.flatMap(Self.name(inJSON:))
+        case "default.audio.source": defaultSource = value.flatMap(Self.name(inJSON:))
+        case nil: defaultSink = nil; defaultSource = nil  // all keys cleared
+        default: return
+        }
+        onChange?()
+    }
+
+    /// The `name` of `{ "name": "alsa_output..." }`, read with libspa's SPA-JSON parser.
+    static func name(inJSON text: String) -> String? {
+        guard case let .object(members)? = SPAJSONValue(parsing: text) else { return nil }
+        for (key, value) in members where key == "name" {
+            if case let .string(name) = value { return name }
+        }
+        return nil
+    }
+
+    nonisolated(unsafe) private static let metadataEvents = eventTable(pw_metadata_events(), version: \.version, PW_VERSION_METADATA_EVENTS) { events in
+        events.property = { data, subject, key, _, value in
+            let mirror = Unmanaged<GraphMirror>.fromOpaque(data!).takeUnretainedValue()
+            mirror.metadataChanged(subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
+            return 0
+        }
+    }
+}
