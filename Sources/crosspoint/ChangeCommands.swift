@@ -556,6 +556,11 @@ enum ParamValue {
             let lower = text.trimmingSpaces().lowercased()
             guard lower != "none", !lower.isEmpty else { return .names([]) }
             return .names(text.split(separator: ",").map { String($0.trimmingSpaces()) })
+        case .names where p.kind == .devices || p.kind == .targets:
+            // Lines that hold spaces and commas (position=FL,FR): separated by semicolons.
+            let lower = text.trimmingSpaces().lowercased()
+            guard lower != "none", !lower.isEmpty else { return .names([]) }
+            return .names(text.split(separator: ";").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty })
         case .names:
             let names = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
             guard !names.isEmpty else { throw CommandError.invalid("\(p.key): give the names as FL,FR") }

@@ -58,7 +58,7 @@ struct VirtualDeviceTests {
         let played = try playIntoDevice(sandbox, signal: signal) { wav, name in
             ["pw-play", "--target", "game", "-P", "{ node.name = \(name) }", wav]
         }
-        expectSamples(played.recorded, signal.channels, "pw-play --target game")
+        expectSamples(Array(played.recorded.prefix(2)), signal.channels, "pw-play --target game")
         #expect(played.peers == ["game"], "the player is linked to \(played.peers), not to game alone")
 
         // paplay through pipewire-pulse, at the volume pactl gave the sink (50 % is 0.125).
@@ -66,7 +66,7 @@ struct VirtualDeviceTests {
         let quiet = try playIntoDevice(sandbox, signal: signal) { wav, name in
             ["paplay", "--device=game", "--client-name=\(name)", wav]
         }
-        expectSamples(quiet.recorded, signal.channels.map { $0.map { $0 * 0.125 } }, "paplay --device=game at 50 %")
+        expectSamples(Array(quiet.recorded.prefix(2)), signal.channels.map { $0.map { $0 * 0.125 } }, "paplay --device=game at 50 %")
         #expect(quiet.peers == ["game"], "paplay is linked to \(quiet.peers)")
 
         // wpctl's volume (cubic like pactl's: 0.8 is 0.512), then pactl's mute: silence.
@@ -74,7 +74,7 @@ struct VirtualDeviceTests {
         let louder = try playIntoDevice(sandbox, signal: signal) { wav, name in
             ["pw-play", "--target", "game", "-P", "{ node.name = \(name) }", wav]
         }
-        expectSamples(louder.recorded, signal.channels.map { $0.map { $0 * 0.512 } }, "wpctl set-volume 0.8")
+        expectSamples(Array(louder.recorded.prefix(2)), signal.channels.map { $0.map { $0 * 0.512 } }, "wpctl set-volume 0.8")
         #expect(sandbox.run(["pactl", "set-sink-mute", "game", "1"]).succeeded)
         let muted = try playIntoDevice(sandbox, signal: signal) { wav, name in
             ["paplay", "--device=game", "--client-name=\(name)", wav]
@@ -88,7 +88,7 @@ struct VirtualDeviceTests {
         let byDefault = try playIntoDevice(sandbox, signal: signal) { wav, name in
             ["paplay", "--client-name=\(name)", wav]
         }
-        expectSamples(byDefault.recorded, signal.channels.map { $0.map { $0 * 0.512 } }, "paplay to the default device")
+        expectSamples(Array(byDefault.recorded.prefix(2)), signal.channels.map { $0.map { $0 * 0.512 } }, "paplay to the default device")
         #expect(byDefault.peers == ["game"], "paplay is linked to \(byDefault.peers)")
     }
 
@@ -245,6 +245,90 @@ struct VirtualDeviceTests {
         #expect(sandbox.run(["pactl", "info"]).succeeded)
     }
 
+    @Test func outputGroupsFollowTheDefaultDeviceOrOneByNameAndAreNeverLinkedTwice() throws {
+        let sandbox = try makeSandbox(linkOutputs: false)
+        defer { sandbox.stop() }
+        // Headphones beside the interface (a lower priority: the interface stays the default).
+        let made = sandbox.shell("""
+            pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=headphones media.class=Audio/Sink \
+              object.linger=true audio.position=[ FL FR ] priority.session=900 session.suspend-timeout-seconds=0 }' >/dev/null
+            pw_wait_ports headphones 2 input
+            """)
+        #expect(made.succeeded, "\(made.stderr)")
+        /// The device each of the node's outputs FL and FR is linked to, and how many links each has.
+        func outputLinks(_ graph: Graph) -> [String] {
+            let ports = graph.ports(of: "desk", direction: "output")
+            return ["out_FL", "out_FR"].map { name -> String in
+                guard let port = ports.first(where: { $0["port.name"] as? String == name }), let id = port["object.id"] as? Int else { return "?" }
+                return graph.linkedPorts(of: id).sorted().joined(separator: "+")
+            }
+        }
+
+        // The default device: the interface, channel by channel.
+        let set = sandbox.crosspoint("param", "desk", "targets", "default outputs=FL,FR")
+        #expect(set.succeeded, "\(set.stderr)")
+        var graph = try sandbox.waitFor("the outputs on the interface", describe: { "\(outputLinks($0))" }) {
+            outputLinks($0) == ["interface:playback_FL", "interface:playback_FR"]
+        }
+        let state = graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? ""
+        #expect(state.contains("linked to default (interface)"), "\(state)")
+
+        // The person picks the headphones: the outputs move, within a moment, and only there.
+        let headphones = try #require(graph.nodeID("headphones"))
+        let started = Date()
+        #expect(sandbox.run(["wpctl", "set-default", "\(headphones)"]).succeeded)
+        graph = try sandbox.waitFor("the outputs on the headphones", describe: { "\(outputLinks($0))" }) {
+            outputLinks($0) == ["headphones:playback_FL", "headphones:playback_FR"]
+        }
+        let moved = Date().timeIntervalSince(started)
+        print("outputs re-linked \(Int(moved * 1000)) ms after wpctl set-default (pw-dump polled every 100 ms)")
+        #expect(moved < 3, "the outputs took \(moved) s to follow the default")
+        // Played through game (paplay), heard on the headphones.
+        let signal = TestSignal(channels: 2)
+        let heard = try playIntoDevice(sandbox, signal: signal, recordFrom: "headphones", channels: ["FL", "FR"]) { wav, name in
+            ["paplay", "--device=game", "--client-name=\(name)", wav]
+        }
+        expectSamples(heard.recorded, signal.channels, "game through desk to the default device")
+
+        // The headphones go: back to the interface; they come back: the default again, followed.
+        let gone = sandbox.shell("pw_destroy_node headphones")
+        #expect(gone.succeeded, "\(gone.stderr)")
+        _ = try sandbox.waitFor("the outputs back on the interface", describe: { "\(outputLinks($0))" }) {
+            outputLinks($0) == ["interface:playback_FL", "interface:playback_FR"]
+        }
+        #expect(sandbox.shell("""
+            pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=headphones media.class=Audio/Sink \
+              object.linger=true audio.position=[ FL FR ] priority.session=900 session.suspend-timeout-seconds=0 }' >/dev/null
+            pw_wait_ports headphones 2 input
+            """).succeeded)
+        _ = try sandbox.waitFor("the outputs on the returned headphones", describe: { "\(outputLinks($0))" }) {
+            outputLinks($0) == ["headphones:playback_FL", "headphones:playback_FR"]
+        }
+
+        // Seed 001: the stereo pair to outputs 3-4 of the interface, by name and offset.
+        let pair = sandbox.crosspoint("param", "desk", "targets", "interface outputs=FL,FR offset=2")
+        #expect(pair.succeeded, "\(pair.stderr)")
+        _ = try sandbox.waitFor("the outputs on the interface's RL and RR", describe: { "\(outputLinks($0))" }) {
+            outputLinks($0) == ["interface:playback_RL", "interface:playback_RR"]
+        }
+        let pairHeard = try playIntoDevice(sandbox, signal: signal, recordFrom: "interface", channels: ["FL", "FR", "RL", "RR"]) { wav, name in
+            ["pw-play", "--target", "game", "-P", "{ node.name = \(name) }", wav]
+        }
+        expectSamples(Array(pairHeard.recorded[2...3]), signal.channels, "game to the interface's outputs 3-4")
+        #expect(pairHeard.recorded[0].allSatisfy { $0 == 0 } && pairHeard.recorded[1].allSatisfy { $0 == 0 }, "outputs 1-2 are not silent")
+
+        // A device that does not exist: waited for, said in the log and the node's property.
+        #expect(sandbox.crosspoint("param", "desk", "targets", "nothing-here").succeeded)
+        try wait("the wait to be reported") {
+            let graph = try? Graph(sandbox)
+            return (graph?.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? "")
+                .contains("nothing-here: waiting for nothing-here")
+        }
+        #expect(sandbox.daemonLog.contains("outputs of target 'nothing-here' wait for their device"))
+        graph = try Graph(sandbox)
+        #expect(outputLinks(graph) == ["", ""], "the outputs still play to \(outputLinks(graph))")
+    }
+
     // MARK: Helpers
 
     private func wait(_ what: String, timeout: Double = 10, _ condition: () -> Bool) throws {
@@ -288,10 +372,12 @@ struct VirtualDeviceTests {
     }
 
     /// Plays `signal` with the player `command(wav, name)` makes (which reaches a device through
-    /// the session manager) and records the interface's FL and FR, the node's outputs. Also
+    /// the session manager) and records `sink`'s monitor (the interface's FL and FR carry the
+    /// node's outputs; a pw-record of its monitor gets all of its channels). Also
     /// returns the nodes the player was linked to while it played.
     private func playIntoDevice(
-        _ sandbox: Sandbox, signal: TestSignal, _ command: (String, String) -> [String]
+        _ sandbox: Sandbox, signal: TestSignal, recordFrom sink: String = "interface", channels: [String] = ["FL", "FR", "RL", "RR"],
+        _ command: (String, String) -> [String]
     ) throws -> (recorded: [[Float]], peers: [String]) {
         let tag = "\(UInt32.random(in: 0..<UInt32.max))"
         let name = "player-\(tag)", recorder = "recorder-\(tag)"
@@ -302,10 +388,10 @@ struct VirtualDeviceTests {
         }
         try Wave.write(signal.channels, to: wav)
         let recording = try sandbox.start([
-            "pw-record", "--target", "interface", "-P", "{ stream.capture.sink = true node.name = \(recorder) }",
-            "--channels", "4", "--channel-map", PipeWire.channelMap(["FL", "FR", "RL", "RR"]), "--format", "f32", recorded,
+            "pw-record", "--target", sink, "-P", "{ stream.capture.sink = true node.name = \(recorder) }",
+            "--channels", "\(channels.count)", "--channel-map", PipeWire.channelMap(channels), "--format", "f32", recorded,
         ])
-        let ready = sandbox.shell("pw_wait_ports \(recorder) 4 input")
+        let ready = sandbox.shell("pw_wait_ports \(recorder) \(channels.count) input")
         guard ready.succeeded else { recording.stop(); throw SandboxError("recorder: \(ready.stderr)") }
         usleep(300_000)
         let player = try sandbox.start(command(wav, name))
@@ -316,7 +402,7 @@ struct VirtualDeviceTests {
         usleep(300_000)
         recording.stop()
         let read = try Wave.read(recorded)
-        guard read.count == 4 else { throw SandboxError("recorded \(read.count) channels, expected 4") }
-        return (Array(read.prefix(2)), peers)
+        guard read.count == channels.count else { throw SandboxError("recorded \(read.count) channels, expected \(channels.count)") }
+        return (read, peers)
     }
 }

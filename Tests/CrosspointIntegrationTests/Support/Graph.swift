@@ -72,6 +72,28 @@ struct Graph {
         }
     }
 
+    /// The ports linked to port `id`, as `node:port`.
+    func linkedPorts(of id: Int) -> [String] {
+        var portNames: [Int: String] = [:], nodeNames: [Int: String] = [:]
+        for o in objects {
+            guard let oid = o["id"] as? Int else { continue }
+            switch o["type"] as? String {
+            case "PipeWire:Interface:Node": nodeNames[oid] = Graph.props(o)["node.name"] as? String ?? "\(oid)"
+            case "PipeWire:Interface:Port":
+                let p = Graph.props(o)
+                portNames[oid] = "\(p["node.id"] as? Int ?? -1):\(p["port.name"] as? String ?? "\(oid)")"
+            default: break
+            }
+        }
+        return objects.compactMap { o -> String? in
+            guard (o["type"] as? String) == "PipeWire:Interface:Link", let info = o["info"] as? [String: Any],
+                  let out = info["output-port-id"] as? Int, let inp = info["input-port-id"] as? Int, out == id || inp == id,
+                  let peer = portNames[out == id ? inp : out] else { return nil }
+            let parts = peer.split(separator: ":", maxSplits: 1)
+            return "\(Int(parts[0]).flatMap { nodeNames[$0] } ?? String(parts[0])):\(parts.count > 1 ? String(parts[1]) : "")"
+        }
+    }
+
     /// The node's current Props params, key to value (pw-dump shows the Struct as a list).
     func params(of name: String) -> [String: Any] {
         guard let node = nodes(named: name).first,
