@@ -21,6 +21,8 @@ public final class OutputFollower {
     private let graph: GraphMirror
     private var targets: [OutputTarget] = []
     private var waiting: Set<String> = []
+    /// The last default sink that was not one of the node's own devices.
+    private var lastDeviceDefault: String?
     private var lastReported = ""
 
     public init(node: FilterNode, core: OpaquePointer) {
@@ -42,11 +44,24 @@ public final class OutputFollower {
 
     private var nodeName: String { node.configuration.nodeName }
 
-    /// The sink a group goes to now, if it exists.
+    /// The sink a group goes to now, if it exists. The default sink is followed unless it is
+    /// one of the node's own virtual sinks (a mono device made the default must not play into
+    /// itself): then the last default that was not, else the oldest sink that is not.
     private func device(of target: OutputTarget) -> UInt32? {
-        let name = target.followsDefault ? graph.defaultSink : target.device
-        guard let name, let id = graph.node(named: name), graph.nodes[id]?.mediaClass == "Audio/Sink" else { return nil }
-        return id
+        func isSink(_ id: UInt32) -> Bool { graph.nodes[id]?.mediaClass == "Audio/Sink" }
+        guard target.followsDefault else {
+            return graph.node(named: target.device).flatMap { isSink($0) ? $0 : nil }
+        }
+        let own = Set(node.mixer.devices.map(\.name))
+        if let name = graph.defaultSink, !own.contains(name) { lastDeviceDefault = name }
+        if let name = lastDeviceDefault, let id = graph.node(named: name), isSink(id) { return id }
+        return graph.nodes.filter { isSink($0.key) && !own.contains($0.value.name) }.keys.min()
+    }
+
+    /// The name a group's device goes by in the node's report.
+    private func describe(_ target: OutputTarget) -> String {
+        guard target.followsDefault else { return target.device }
+        return device(of: target).flatMap { graph.nodes[$0]?.name }.map { "default (\($0))" } ?? "default"
     }
 
     /// The links each group needs, then: made where missing, and the group's links to other
@@ -92,8 +107,7 @@ public final class OutputFollower {
             waiting = nowWaiting
         }
         let report = targets.map { target -> String in
-            let name = target.followsDefault ? graph.defaultSink.map { "default (\($0))" } ?? "default" : target.device
-            return "\(target.text): " + (device(of: target) == nil ? "waiting for \(name)" : "linked to \(name)")
+            "\(target.text): " + (device(of: target) == nil ? "waiting for " : "linked to ") + describe(target)
         }.joined(separator: "; ")
         if report != lastReported {
             lastReported = report

@@ -208,8 +208,12 @@ public final class VirtualDeviceHost {
                 guard let output = pair.0, let input = pair.1 else { continue }
                 wanted.append((output, input))
             }
+            // Made the default once the session manager has configured it (its ports exist):
+            // WirePlumber 0.4 passes over a configured default without ports and does not look
+            // again when they come.
+            let configured = graph.ports.values.contains { $0.node == id }
             let key = device.kind == .sink ? "default.configured.audio.sink" : "default.configured.audio.source"
-            if entry.defaultPending, graph.setDefault(key, json: "{ \"name\": \"\(name)\" }") {
+            if entry.defaultPending, configured, graph.setDefault(key, json: "{ \"name\": \"\(name)\" }") {
                 managed[name]?.defaultPending = false
                 madeDefault.append(name)
                 Log.info("\(nodeName): device '\(name)' is made the default (\(key))")

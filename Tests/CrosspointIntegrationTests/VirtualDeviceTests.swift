@@ -15,7 +15,8 @@ struct VirtualDeviceTests {
     /// The node `desk` (inputs FL FR, outputs FL FR; devices game and stream-mix, made by the
     /// drop-in) and the stand-in interface, the node's outputs linked to its FL and FR.
     private func makeSandbox(linkOutputs: Bool = true) throws -> Sandbox {
-        let sandbox = try Sandbox(dropIns: [Self.fixtures.appendingPathComponent("devices.conf").path], pulse: true)
+        let sandbox = try Sandbox(dropIns: [Self.fixtures.appendingPathComponent("interface.conf").path,
+                                            Self.fixtures.appendingPathComponent("devices.conf").path], pulse: true)
         _ = try sandbox.waitFor("the devices and their links", describe: { "\($0.links(of: "desk"))" }) { graph in
             graph.nodeID("game") != nil && graph.nodeID("stream-mix") != nil && graph.nodeID("interface") != nil
                 && graph.links(of: "desk").count == 4
@@ -136,7 +137,7 @@ struct VirtualDeviceTests {
         let text = try String(contentsOf: Self.fixtures.appendingPathComponent("devices.conf"), encoding: .utf8)
         try text.replacingOccurrences(of: "state.persist = false", with: "state.persist = true").write(toFile: conf, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: conf) }
-        let sandbox = try Sandbox(dropIns: [conf], pulse: true)
+        let sandbox = try Sandbox(dropIns: [Self.fixtures.appendingPathComponent("interface.conf").path, conf], pulse: true)
         defer { sandbox.stop() }
         _ = try sandbox.waitFor("the devices") { $0.nodeID("game") != nil && $0.nodeID("stream-mix") != nil }
 
@@ -327,6 +328,58 @@ struct VirtualDeviceTests {
         #expect(sandbox.daemonLog.contains("outputs of target 'nothing-here' wait for their device"))
         graph = try Graph(sandbox)
         #expect(outputLinks(graph) == ["", ""], "the outputs still play to \(outputLinks(graph))")
+    }
+
+    // MARK: The ready-made setups (conf/), each loaded as a user enables it, beside the interface
+
+    private func setupSandbox(_ name: String, until what: String, _ ready: @escaping (Graph) -> Bool) throws -> Sandbox {
+        let sandbox = try Sandbox(dropIns: [Self.fixtures.appendingPathComponent("interface.conf").path,
+                                            repositoryRoot.appendingPathComponent("conf/\(name).conf").path], pulse: true)
+        do { _ = try sandbox.waitFor(what, ready) } catch { sandbox.stop(); throw error }
+        return sandbox
+    }
+
+    @Test func theDeskSetupMixesItsDevicesToTheDefaultDeviceAndPublishesTheStreamMix() throws {
+        let sandbox = try setupSandbox("crosspoint-desk", until: "the desk, its devices and its monitor on the interface") { graph in
+            ["game", "music", "chat", "stream-mix"].allSatisfy { graph.nodeID($0) != nil }
+                && graph.links(of: "desk").filter { $0.peer == "interface" }.count == 2
+        }
+        defer { sandbox.stop() }
+        let signal = TestSignal(channels: 2)
+        let game = try playIntoDevice(sandbox, signal: signal) { wav, name in ["paplay", "--device=game", "--client-name=\(name)", wav] }
+        expectSamples(Array(game.recorded.prefix(2)), signal.channels, "game on the monitor mix")
+        let music = try playIntoDevice(sandbox, signal: signal) { wav, name in ["pw-play", "--target", "music", "-P", "{ node.name = \(name) }", wav] }
+        expectSamples(Array(music.recorded.prefix(2)), signal.channels.map { $0.map { $0 * 0.5 } }, "music at -6 dB on the monitor mix")
+        let sources = sandbox.run(["pactl", "list", "sources", "short"]).stdout
+        #expect(sources.contains("\tstream-mix\t"), "\(sources)")
+        #expect(try Graph(sandbox).links(of: "stream-mix").map(\.peer) == ["desk", "desk"])
+    }
+
+    @Test func thePair34SetupPlaysAStereoDeviceOnOutputs3And4OfTheDefaultDevice() throws {
+        let sandbox = try setupSandbox("crosspoint-pair34", until: "outputs-34 and the node on RL and RR") { graph in
+            graph.nodeID("outputs-34") != nil && graph.links(of: "pair34").filter { $0.peer == "interface" }.count == 2
+        }
+        defer { sandbox.stop() }
+        let signal = TestSignal(channels: 2)
+        let heard = try playIntoDevice(sandbox, signal: signal) { wav, name in ["paplay", "--device=outputs-34", "--client-name=\(name)", wav] }
+        expectSamples(Array(heard.recorded[2...3]), signal.channels, "outputs-34 on the interface's RL and RR")
+        #expect(heard.recorded[0].allSatisfy { $0 == 0 } && heard.recorded[1].allSatisfy { $0 == 0 }, "outputs 1-2 are not silent")
+    }
+
+    @Test func theMonoSetupIsTheDefaultDeviceAndPlaysBothSidesInBothEarsOnTheRealDevice() throws {
+        let sandbox = try setupSandbox("crosspoint-mono", until: "the mono device and the node on the interface") { graph in
+            graph.nodeID("mono-output") != nil && graph.links(of: "mono").filter { $0.peer == "interface" }.count == 2
+        }
+        defer { sandbox.stop() }
+        try wait("mono-output to be the default sink") {
+            sandbox.run(["pactl", "get-default-sink"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "mono-output"
+        }
+        // An application that chooses nothing: into the mono device, out on the interface.
+        let signal = TestSignal(channels: 2)
+        let heard = try playIntoDevice(sandbox, signal: signal) { wav, name in ["paplay", "--client-name=\(name)", wav] }
+        let mono = zip(signal.channels[0], signal.channels[1]).map { 0.5 * $0 + 0.5 * $1 }
+        expectSamples(Array(heard.recorded.prefix(2)), [mono, mono], "left and right in both ears")
+        #expect(heard.peers == ["mono-output"], "the player is linked to \(heard.peers)")
     }
 
     // MARK: Helpers
