@@ -330,6 +330,56 @@ struct VirtualDeviceTests {
         #expect(outputLinks(graph) == ["", ""], "the outputs still play to \(outputLinks(graph))")
     }
 
+    @Test func aVirtualDeviceAddsNoDelay() throws {
+        // One player, linked at once into game and straight into the interface's RL: the node's
+        // path (game, its monitor, the node, the interface's FL and FR) against the direct one.
+        let sandbox = try makeSandbox()
+        defer { sandbox.stop() }
+        let signal = TestSignal(channels: 2)
+        let tag = "\(UInt32.random(in: 0..<UInt32.max))"
+        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+        defer {
+            try? FileManager.default.removeItem(atPath: wav)
+            try? FileManager.default.removeItem(atPath: recorded)
+        }
+        try Wave.write(signal.channels, to: wav)
+        for quantum in [1024, 64] {
+            #expect(sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(quantum)"]).succeeded)
+            let recorder = try sandbox.start([
+                "pw-record", "--target", "interface", "-P", "{ stream.capture.sink = true node.name = delay-rec-\(quantum) }",
+                "--channels", "4", "--channel-map", PipeWire.channelMap(["FL", "FR", "RL", "RR"]), "--format", "f32", recorded,
+            ])
+            #expect(sandbox.shell("pw_wait_ports delay-rec-\(quantum) 4 input").succeeded)
+            usleep(300_000)
+            let player = try sandbox.start([
+                "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = delay-play-\(quantum) }", "--channels", "2",
+                "--channel-map", PipeWire.channelMap(["FL", "FR"]), wav,
+            ])
+            let p = "delay-play-\(quantum)"
+            let linked = sandbox.shell("""
+                pw_wait_ports \(p) 2 output
+                pw-link \(p):output_FL game:playback_FL & a=$!; pw-link \(p):output_FR game:playback_FR & b=$!
+                pw-link \(p):output_FL interface:playback_RL & c=$!; wait $a && wait $b && wait $c
+                """)
+            #expect(linked.succeeded, "\(linked.stderr)")
+            player.wait(timeout: 30)
+            usleep(300_000)
+            recorder.stop()
+            let read = try Wave.read(recorded)
+            try #require(read.count == 4)
+            let comparison = try Comparison(recording: Recording(outputs: Array(read.prefix(2)), reference: read[2],
+                                                                 referenceSignal: signal.channels[0]), expected: signal.channels)
+            print("quantum \(quantum): through game and the node \(comparison.lag.map(String.init) ?? "-") samples, "
+                  + "direct \(comparison.referenceLag.map(String.init) ?? "-"): added \(comparison.addedDelay.map(String.init) ?? "-")")
+            #expect(comparison.addedDelay == 0, "quantum \(quantum): \(comparison)")
+            // Whatever the recorder lost at a small quantum, it lost on both paths alike: the
+            // node's left channel is the direct one, sample for sample.
+            let difference = zip(read[0], read[2]).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
+            #expect(difference == 0, "quantum \(quantum): the node's path differs from the direct one by up to \(difference)")
+            if quantum == 1024 { comparison.expectMatch(tolerance: 1e-4, "quantum \(quantum)") }
+        }
+    }
+
     // MARK: The ready-made setups (conf/), each loaded as a user enables it, beside the interface
 
     private func setupSandbox(_ name: String, until what: String, _ ready: @escaping (Graph) -> Bool) throws -> Sandbox {
