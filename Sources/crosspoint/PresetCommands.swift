@@ -32,9 +32,14 @@ struct NodeDocument: Encodable {
     let outputPorts: [String]
     let inputLinks: [[String]]
     let outputLinks: [[String]]
+    /// The sinks an output group may follow (not the node's own devices): name and description.
+    var sinks: [[String]] = []
+    /// What plays into (or records from) each of the node's virtual devices, by device name.
+    var deviceStreams: [String: [String]] = [:]
 
     /// The keys that describe the node and are not applied by `load`.
-    static let descriptiveKeys: Set<String> = ["id", "name", "description", "input.ports", "output.ports", "input.links", "output.links"]
+    static let descriptiveKeys: Set<String> = ["id", "name", "description", "input.ports", "output.ports", "input.links", "output.links",
+                                               "sinks", "device.streams"]
 
     /// The keys of a preset, as Core writes one.
     static let presetKeys: Set<String> = {
@@ -46,6 +51,7 @@ struct NodeDocument: Encodable {
     enum Keys: String, CodingKey {
         case id, name, description
         case inputPorts = "input.ports", outputPorts = "output.ports", inputLinks = "input.links", outputLinks = "output.links"
+        case sinks, deviceStreams = "device.streams"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -58,6 +64,8 @@ struct NodeDocument: Encodable {
         try c.encode(outputPorts, forKey: .outputPorts)
         try c.encode(inputLinks, forKey: .inputLinks)
         try c.encode(outputLinks, forKey: .outputLinks)
+        try c.encode(sinks, forKey: .sinks)
+        try c.encode(deviceStreams, forKey: .deviceStreams)
     }
 }
 

@@ -123,11 +123,29 @@ struct NodeView {
 
     /// The preset with the node's description, ports and links: `show --json` and `save`.
     var document: NodeDocument {
-        NodeDocument(
+        var document = NodeDocument(
             preset: mixer.preset, id: target.node.id, name: target.node.name, description: target.node.description,
             inputPorts: inputNames, outputPorts: outputNames,
             inputLinks: (0..<mixer.inputs).map { peers(target.inputs, inputNames, $0) },
             outputLinks: (0..<mixer.outputs).map { peers(target.outputs, outputNames, $0) })
+        let own = Set(mixer.devices.map(\.name))
+        document.sinks = graph.nodes.filter { $0.mediaClass == "Audio/Sink" && !own.contains($0.name) }
+            .sorted { $0.id < $1.id }.map { [$0.name, $0.description] }
+        for device in mixer.devices {
+            guard let node = graph.nodes.first(where: { $0.name == device.name }) else { continue }
+            // A sink's players link into its playback ports; a source's recorders take from its capture ports.
+            let side: GraphPort.Direction = device.kind == .sink ? .input : .output
+            let ports = Set(graph.ports.filter { $0.nodeID == node.id && $0.direction == side }.map(\.id))
+            var names: [String] = []
+            for link in graph.links {
+                let peer = ports.contains(link.inputPort) ? link.outputPort : ports.contains(link.outputPort) ? link.inputPort : nil
+                guard let peer, let owner = graph.port(peer)?.nodeID, owner != target.node.id,
+                      let name = graph.node(owner)?.description, !names.contains(name) else { continue }
+                names.append(name)
+            }
+            document.deviceStreams[device.name] = names
+        }
+        return document
     }
 
     // MARK: Table

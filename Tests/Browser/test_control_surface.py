@@ -27,7 +27,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the repository
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     FIGURES, ROOT, Browser, Failure, PropsMonitor, Sandbox, Server, compare, comparison_ok, describe, figure,
-    log, modulated_tone, read_wav, stop_process, summary, tone, wait_until)
+    RATE, log, modulated_tone, read_wav, stop_process, summary, tone, wait_until, write_wav)
 import array  # noqa: E402
 
 SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "control-surface.png")
@@ -42,8 +42,16 @@ NODES = [
     {"node.name": "xp-256", "node.description": "Huge 256x256", "inputs": 256, "outputs": 256},
     {"node.name": "xp-midi", "node.description": "MIDI 2x2", "inputs": 2, "outputs": 2, "ramp.ms": 0,
      "midi": True, "midi.map": ["cc 1 7 gain.in.0"]},
+    # Virtual devices (a sink feeding inputs 2-3, a source carrying outputs 2-3) and an output
+    # group that follows a device not there yet (so that it links to none of the other tests' sinks).
+    {"node.name": "xp-desk", "node.description": "Desk 4x4", "ramp.ms": 0,
+     "input.position": ["FL", "FR", "game_FL", "game_FR"], "output.position": ["FL", "FR", "stream_FL", "stream_FR"],
+     "devices": ["sink xp-game channels=game_FL,game_FR description=Game",
+                 "source xp-stream channels=stream_FL,stream_FR description=Stream mix"],
+     "targets": ["xp-speakers outputs=FL,FR"]},
 ]
 LEARN_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "midi-learn.png")
+DEVICES_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "virtual-devices.png")
 
 STATE = {}
 
@@ -842,6 +850,46 @@ class ControlSurface(unittest.TestCase):
         figure("midi_learn", f"learned {self.sandbox.params(node).get('midi.map')}; gain.in.1 then "
                              f"{self.sandbox.params(node).get('gain.in.1'):.6f} (-10.3 dB on the page); screenshot {LEARN_SCREENSHOT}")
 
+    def test_virtual_devices(self):
+        """12. Virtual devices and output groups on the page: input strips fed by a virtual sink show
+        its name and the application playing into it (pw-play --target, chosen through WirePlumber);
+        output strips carrying a virtual source show it; the device an output group follows is
+        chosen from a list of the sinks there are, and the node links its outputs there. Both ways:
+        a change of `targets` by pw-cli reaches the list. Screenshot: Tests/Browser/virtual-devices.png."""
+        node, _, _ = self.open_node("xp-desk")
+        b = self.browser
+        wait_until("Game on input 2's strip", lambda: b.find("in-links-2").text.startswith("◂ Game"))
+        wait_until("Stream mix on output 2's strip", lambda: b.find("out-links-2").text.startswith("▸ Stream mix"))
+        # An application plays into the virtual sink: its name on the strips it feeds.
+        wav = self.sandbox.path("tmp", "long.wav")
+        tone = [[0.1 * math.sin(2 * math.pi * 440 * n / RATE) for n in range(RATE * 6)]] * 2
+        write_wav(wav, tone)
+        player = self.sandbox.spawn(["pw-play", "--target", "xp-game", "-P",
+                                     "{ node.name = music-player node.description = \"Music player\" }", wav], "music-player")
+        try:
+            wait_until("the player on input 2's strip", lambda: b.find("in-links-2").text == "◂ Game: Music player", timeout=10)
+            # The group's device, chosen from the list once the speakers exist.
+            self.sandbox.run(["pw-cli", "create-node", "adapter",
+                              "{ factory.name=support.null-audio-sink node.name=xp-speakers-2 node.description=\"Desk speakers\" "
+                              "media.class=Audio/Sink object.linger=true audio.position=[ FL FR ] session.suspend-timeout-seconds=0 }"])
+            wait_until("the speakers in the list", lambda: b.js(
+                "return Array.from(document.querySelectorAll('[data-testid=out-target-0] option')).map(o => o.value);")
+                .count("xp-speakers-2") == 1, timeout=10)
+            self.assertEqual(b.js("return document.querySelector('[data-testid=out-target-0]').value;"), "xp-speakers")
+            self.assertTrue(b.js("return document.querySelector('[data-testid=out-target-1]') === null "
+                                 "|| document.querySelector('[data-testid=out-target-1]').hidden;"))
+            b.js("const s = document.querySelector('[data-testid=out-target-0]'); s.value = 'xp-speakers-2';"
+                 "s.dispatchEvent(new Event('change'));")
+            wait_until("targets in Props", lambda: self.sandbox.params(node).get("targets") == ["xp-speakers-2 outputs=FL,FR"], timeout=10)
+            wait_until("the outputs linked to the speakers", lambda: "xp-speakers-2:playback_FL" in b.find("out-links-0").text, timeout=10)
+            b.driver.save_screenshot(DEVICES_SCREENSHOT)
+            # The other way: a change by pw-cli reaches the list.
+            self.sandbox.run(["pw-cli", "set-param", str(node), "Props", '{ params = [ "targets" [ "default outputs=FL,FR" ] ] }'])
+            wait_until("the list to follow pw-cli", lambda: b.js("return document.querySelector('[data-testid=out-target-0]').value;") == "default")
+        finally:
+            stop_process(player)
+        figure("virtual_devices", f"strip texts: {b.find('in-links-2').text!r}, {b.find('out-links-2').text!r}; screenshot {DEVICES_SCREENSHOT}")
+
     def midi_file(self, events, tag):
         """A format 0 MIDI file (120 BPM, 96 ticks a beat) of (seconds, bytes) events after 1.5 s."""
         def vlq(v):
@@ -1060,7 +1108,7 @@ def bad_requests(rng, node, count):
 
 
 ORDER = ["grid", "presets", "click_audio", "pwcli_to_page", "page_to_node", "drag", "meters", "security", "robustness", "scale",
-         "screenshot", "midi_learn", "daemon_restart"]
+         "screenshot", "midi_learn", "virtual_devices", "daemon_restart"]
 
 
 class Result(unittest.TextTestResult):

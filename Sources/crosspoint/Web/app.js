@@ -781,6 +781,54 @@ function makeOutStrip(j) {
   patchStrip(e);
   return e;
 }
+/* Virtual devices and output groups (README: Crosspoint as your sound output): the `devices`
+ * and `targets` keys' lines, read as the node writes them. */
+function parseLine(line) {
+  const at = line.indexOf(' description=');
+  const words = (at >= 0 ? line.slice(0, at) : line).split(' ').filter(Boolean);
+  const o = { first: words[0], second: words[1], description: at >= 0 ? line.slice(at + 13) : null, flags: {} };
+  for (const w of words.slice(1)) {
+    const eq = w.indexOf('=');
+    if (eq > 0) o.flags[w.slice(0, eq)] = w.slice(eq + 1);
+  }
+  return o;
+}
+/** The virtual device (sink for an input, source for an output) carrying channel `name`. */
+function deviceOf(name, input) {
+  for (const line of S.node.devices || []) {
+    const d = parseLine(line);
+    if (d.first === (input ? 'sink' : 'source') && (d.flags.channels || '').split(',').includes(name)) {
+      return { name: d.second, description: d.description || d.second };
+    }
+  }
+  return null;
+}
+/** The output group output `name` is in: its index, its device, and whether `name` comes first in it. */
+function groupOf(name) {
+  const lines = S.node.targets || [];
+  for (let k = 0; k < lines.length; k++) {
+    const t = parseLine(lines[k]);
+    const outs = t.flags.outputs ? t.flags.outputs.split(',') : S.node['output.position'];
+    if (outs.includes(name)) return { k, device: t.first, first: outs[0] === name };
+  }
+  return null;
+}
+/** The group's device chosen from the list: the `targets` line with its device replaced. */
+function chooseTarget(k, device) {
+  const lines = (S.node.targets || []).slice();
+  const t = parseLine(lines[k]);
+  lines[k] = device + lines[k].slice(t.first.length);
+  change('targets', lines);
+}
+function targetPicker(e) {
+  if (e._pick) return e._pick;
+  const sel = h('select', { class: 'target', 'data-testid': 'out-target-' + e._i, title: 'The device these outputs follow' });
+  sel.addEventListener('change', () => { const g = groupOf(S.node['output.position'][e._i]); if (g) chooseTarget(g.k, sel.value); });
+  e.insertBefore(sel, e._links.nextSibling);
+  e._pick = sel;
+  return sel;
+}
+
 function patchStrip(e) {
   const n = S.node, i = e._i, input = e._side === 'in';
   const tg = input ? { t: 'in', i } : { t: 'out', j: i };
@@ -788,14 +836,35 @@ function patchStrip(e) {
   const port = n[input ? 'input.ports' : 'output.ports'][i] || '';
   const links = (n[input ? 'input.links' : 'output.links'] || [])[i] || [];
   const g = gainOf(tg), muted = muteOf(tg);
-  const k = name + '\u0001' + port + '\u0001' + links.join('\u0002') + '\u0001' + g + '\u0001' + muted;
+  const device = deviceOf(name, input);
+  const streams = device ? ((n['device.streams'] || {})[device.name] || []) : [];
+  const group = input ? null : groupOf(name);
+  const sinks = n.sinks || [];
+  const k = name + '\u0001' + port + '\u0001' + links.join('\u0002') + '\u0001' + g + '\u0001' + muted + '\u0001'
+    + JSON.stringify([device, streams, group, group && group.first ? sinks : 0]);
   if (k === e._k) return;
   e._k = k;
   e._name.textContent = name;
   e._name.classList.toggle('long', name.length > (input ? 12 : 4));
-  const lt = linkText(links, input ? '←' : '→');
+  let lt = linkText(links, input ? '←' : '→');
+  if (device) {
+    // A virtual device: its name, and what plays into it (records from it), not its ports.
+    lt = (input ? '◂ ' : '▸ ') + device.description + (streams.length ? ': ' + streams.join(', ') : '');
+  }
   e._links.textContent = lt || 'not linked';
   e._links.classList.toggle('none', !lt);
+  e._links.classList.toggle('dev', !!device);
+  e._links.setAttribute('data-testid', (input ? 'in' : 'out') + '-links-' + i);
+  if (group && group.first) {
+    const sel = targetPicker(e);
+    const options = [['default', 'Default device']].concat(sinks.map((s) => [s[0], s[1]]));
+    if (!options.some((o) => o[0] === group.device)) options.push([group.device, group.device + ' (absent)']);
+    sel.replaceChildren(...options.map((o) => h('option', { value: o[0], text: o[1] })));
+    sel.value = group.device;
+    sel.hidden = false;
+  } else if (e._pick) {
+    e._pick.hidden = true;
+  }
   const what = input ? 'Input ' : 'Output ';
   e.title = what + i + ': ' + name + ' (port ' + port + ')\n' + (lt ? (input ? 'from ' : 'to ') + links.join('\n    ') : 'not linked');
   e.setAttribute('aria-label', what + name + ', ' + sayGain(g) + (muted ? ', muted' : '') + ', ' + (lt || 'not linked'));
