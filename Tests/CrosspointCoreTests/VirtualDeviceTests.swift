@@ -110,4 +110,28 @@ struct VirtualDeviceTests {
         try m.apply(other)
         #expect(m.devices.map(\.name) == ["chat"])
     }
+
+    @Test("Output groups are one line each: a device, outputs kept by name, an offset; checked against the mixer")
+    func targets() throws {
+        var m = try Mixer(inputs: 2, outputs: 4, outputChannels: ["FL", "FR", "mon_FL", "mon_FR"])
+        try m.set(Parameter(.targets), to: .names(["default outputs=2,mon_FR", "alsa_output.usb-MOTU outputs=FL,1 offset=2"]))
+        #expect(m.value(of: Parameter(.targets)) == .names(["default outputs=mon_FL,mon_FR", "alsa_output.usb-MOTU outputs=FL,FR offset=2"]))
+        #expect(m.targets[0].followsDefault && m.targets[0].outputIndices(in: m) == [2, 3])
+        #expect(m.targets[1].offset == 2 && !m.targets[1].followsDefault)
+        #expect(Mixer.channelPosition("mon_FL") == "FL" && Mixer.channelPosition("mic") == "mic")
+        #expect(Preset(m).targets == ["default outputs=mon_FL,mon_FR", "alsa_output.usb-MOTU outputs=FL,FR offset=2"])
+        #expect(try Mixer(preset: try Preset(json: Preset(m).json)) == m)
+        let before = m
+        for (bad, reason) in [(["default outputs=FL", "x outputs=FL"], "in another group"), (["default offset=64"], "outside 0...63"),
+                              (["default outputs=9"], "output index 9"), (["default loud"], "is not an option"), ([""], "an empty target")] {
+            #expect {
+                try m.setTargets(bad)
+            } throws: { error in
+                "\(error)".contains(reason) && "\(error)".contains("targets")
+            }
+        }
+        #expect(m == before)
+        try m.setTargets([])
+        #expect(m.targets.isEmpty && Preset(m).targets == nil)
+    }
 }

@@ -135,6 +135,7 @@ func writePropsSeeds(_ directory: String) {
         ("mute", #"{ params = [ "mute.in.1" true "gain.master" 0.8 ] }"#),
         ("midi", #"{ params = [ "midi" true "midi.map" [ "cc 1 7 gain.in.0" "note 1 60 mute.in.FL momentary" ] ] }"#),
         ("devices", #"{ params = [ "devices" [ "sink game description=Game" "source mix position=FL,FR,FC channels=a,b,0" ] ] }"#),
+        ("targets", #"{ params = [ "targets" [ "default outputs=0" "alsa_output.usb outputs=FR offset=2" ] ] }"#),
         ("volume", "{ volume = 0.5 }"),
         ("standard", "{ volume = 0.5 mute = true channelVolumes = [ 0.5 1.0 0.25 ] }"),
         ("counts", #"{ params = [ "inputs" 6 "outputs" 2 ] }"#),
