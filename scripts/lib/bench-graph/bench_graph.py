@@ -4,6 +4,7 @@
   bench_graph.py conf corun|alone DIR            write DIR/bench-graph.conf (the contenders' drop-in)
   bench_graph.py links corun|alone               print the links to make, one "OUT_NODE IN_NODE" a line
   bench_graph.py nodes corun|alone               print the node names every contender must have
+  bench_graph.py missing-nodes corun|alone       (pw-dump on stdin) print those not there yet; exit 1 if any
   bench_graph.py window LOG STDOUT Q PHASE       read one pw-profiler window, print it as one JSON line
   bench_graph.py report RESULTS [--alone-seconds S] [--quick]
                                                  print the medians, the ratios and the targets
@@ -50,6 +51,13 @@ CORUN = [
     ("xp-64dense", "64x64 dense", ["xp-64dense"], "Crosspoint (in daemon)"),
     ("c-dense-64", "64x64 dense", ["c-dense-64"], "C pw_filter triple loop (in daemon)"),
     ("c-dense-64-cl", "64x64 dense", ["c-dense-64-cl"], "C pw_filter triple loop (client)"),
+    # A stereo virtual device (a sink applications play into, heard on the device): the source
+    # plays into each path's sink, each path's output goes to bg-sink. The path's cost is the
+    # busy time of all its nodes in the same cycle, added.
+    ("xp-vd", "stereo vdevice", ["xp-vd-sink", "xp-vd"], "Crosspoint 2x2 + its virtual sink (null sink + node)"),
+    ("lb-vd", "stereo vdevice", ["lb-vd-sink", "lb-vd.in", "lb-vd.out"],
+     "null sink + module-loopback from its monitor (3 nodes)"),
+    ("fc-vd", "stereo vdevice", ["fc-vd", "fc-vd.out"], "filter-chain capture sink, 2 builtin copy (2 nodes)"),
 ]
 ALONE = [("xp-128dense", "128x128 dense", ["xp-128dense"], "Crosspoint (in daemon)")]
 # Before it, in the same daemon: the source linked straight to the sink, nothing else (what the
@@ -72,11 +80,25 @@ if VERSUS:
         CORUN.insert(at, (label.replace("xp-", "xpB-"), CORUN[at - 1][1], [label.replace("xp-", "xpB-")],
                           "Crosspoint, the --versus build (in daemon)"))
 
+# Links inside the virtual-device paths that the bench does not make itself: (from node, to node).
+VD_CHAINS = [("xp-vd-sink", "xp-vd"), ("lb-vd-sink", "lb-vd.in")]
+
+# The path that runs first after the heavy contenders pays more, whichever it is (the group run
+# in reverse order: xp-vd went from 34 to 21 us at q1024, lb-vd's sink from 12 to 17). So a C
+# copy node, 2 in 2 out, runs before them (bg-lead-vd, measured by no one), and
+# BENCH_GRAPH_VD_REVERSE=1 links the three paths in reverse order, to run both orders and take
+# the geometric mean of the ratios.
+VD_LEAD = "bg-lead-vd"
+if os.environ.get("BENCH_GRAPH_VD_REVERSE") == "1":
+    _vd = [c for c in CORUN if c[0].endswith("-vd")]
+    CORUN = PHASES["corun"] = [c for c in CORUN if not c[0].endswith("-vd")] + _vd[::-1]
+
 RATIOS = [  # (numerator, denominator)
     ("xp-2x1", "fc-2x1"), ("xp-2x1", "lb-2x1"), ("xp-2x1", "c-2x1"), ("xp-8x8", "fc-8x8"), ("xp-8x8", "c-8x8"),
     ("xp-8x8", "c-copy-8"), ("c-copy-8", "fc-8x8"),
     ("xp-64id", "c-copy-64"), ("xp-64id", "c-copy-64-cl"),
     ("xp-64dense", "c-dense-64"), ("xp-64dense", "c-dense-64-cl"),
+    ("xp-vd", "lb-vd"), ("xp-vd", "fc-vd"),
 ] + ([("xp-2x1", "xpB-2x1"), ("xp-8x8", "xpB-8x8")] if VERSUS else [])
 
 SOURCE_PORTS = {"corun": 64, "alone": 128, "control": 128}
@@ -89,12 +111,18 @@ LEAD = "bg-lead"
 def spa_matrix(rows):
     return "[ " + " ".join("[ " + " ".join(f"{g:.9g}" for g in row) + " ]" for row in rows) + " ]"
 
-def crosspoint(name, rows, module="libpipewire-module-crosspoint"):
+def crosspoint(name, rows, module="libpipewire-module-crosspoint", extra=""):
     return f"""    {{ name = {module}
         args = {{ node.name = "{name}" node.description = "{name}" inputs = {len(rows)} outputs = {len(rows[0])}
                  state.persist = false state.links = false ramp.ms = 0
-                 matrix = {spa_matrix(rows)} }} }}
+                 matrix = {spa_matrix(rows)}{extra} }} }}
 """
+
+# The stereo virtual device: a 2x2 Crosspoint node (identity) whose virtual sink xp-vd-sink feeds
+# its inputs FL, FR (the node makes the null sink and links its monitor ports itself).
+XP_VD = crosspoint("xp-vd", identity(2), extra="""
+                 input.position = [ FL FR ] output.position = [ FL FR ]
+                 devices = [ { type = sink name = xp-vd-sink description = "xp-vd-sink" channels = [ FL FR ] } ]""")
 
 def bench_node(name, mode, n_in, n_out):
     return f"""    {{ name = libpipewire-module-bench-node
@@ -106,7 +134,10 @@ def aux(n):
 
 def filter_chain(name, rows, positions_in, positions_out):
     n, m = len(rows), len(rows[0])
-    if n <= 8 and m == 1:  # one builtin mixer: inputs straight in
+    if rows == identity(n):  # one builtin copy per channel (a capture sink played on the device)
+        nodes = [f"{{ type = builtin name = copy{i} label = copy }}" for i in range(n)]
+        links, inputs, outputs = [], [f'"copy{i}:In"' for i in range(n)], [f'"copy{i}:Out"' for i in range(n)]
+    elif n <= 8 and m == 1:  # one builtin mixer: inputs straight in
         nodes = ['{ type = builtin name = mix0 label = mixer control = { '
                  + " ".join(f'"Gain {i + 1}" = {rows[i][0]:.9g}' for i in range(n)) + " } }"]
         links, inputs, outputs = [], [f'"mix0:In {i + 1}"' for i in range(n)], ['"mix0:Out"']
@@ -146,10 +177,31 @@ LOOPBACK = """    { name = libpipewire-module-loopback
         } }
 """
 
+# The substitute of today: a null sink (as pactl load-module module-null-sink makes it, and as
+# Crosspoint makes its devices: monitor.channel-volumes) and a loopback whose capture stream
+# records the sink's monitor (WirePlumber links it: target.object, stream.capture.sink) and
+# whose playback the bench links to bg-sink (an Audio/Source, as filter-chain's below, so that
+# WirePlumber links it nowhere).
+LOOPBACK_VD = """    { name = libpipewire-module-loopback
+        args = {
+            node.description = "lb-vd"
+            capture.props = { node.name = "lb-vd.in" audio.position = [ FL FR ] stream.capture.sink = true
+                              target.object = "lb-vd-sink" node.dont-reconnect = true }
+            playback.props = { node.name = "lb-vd.out" media.class = Audio/Source audio.position = [ FL FR ] }
+        } }
+"""
+
+# bg-mono drives the graph (priority.driver above the other null sinks', which PipeWire would
+# otherwise be free to choose: a driver's busy time is not among pw-profiler's followers).
 NULL_MONO = """context.objects = [
     { factory = adapter
         args = { factory.name = support.null-audio-sink node.name = "bg-mono" media.class = Audio/Sink
-                 audio.position = [ MONO ] object.linger = true monitor.channel-volumes = false } }
+                 audio.position = [ MONO ] object.linger = true monitor.channel-volumes = false
+                 priority.driver = 30000 } }
+    { factory = adapter
+        args = { factory.name = support.null-audio-sink node.name = "lb-vd-sink" media.class = Audio/Sink
+                 audio.position = [ FL FR ] object.linger = true monitor.channel-volumes = true
+                 session.suspend-timeout-seconds = 0 } }
 ]
 """
 
@@ -165,6 +217,7 @@ def conf(phase):
                  filter_chain("fc-2x1", DOWNMIX, "[ FL FR ]", "[ MONO ]"),
                  filter_chain("fc-8x8", dense(8, 8), aux(8), aux(8)),
                  LOOPBACK,
+                 bench_node(VD_LEAD, "copy", 2, 2), XP_VD, LOOPBACK_VD, filter_chain("fc-vd", identity(2), "[ FL FR ]", "[ FL FR ]"),
                  bench_node("c-copy-64", "copy", 64, 64), bench_node("c-dense-64", "dense", 64, 64),
                  bench_node("c-2x1", "average", 2, 1), bench_node("c-8x8", "dense", 8, 8),
                  # what any node that reads 8 ports and writes 8 costs in pw_filter, mixing nothing
@@ -187,7 +240,12 @@ def links(phase):
         return [("bg-source", "bg-sink")]
     out = [("bg-source", LEAD), (LEAD, "bg-sink")] if phase == "corun" else []
     for label, _, nodes, _ in PHASES[phase]:
-        if label == "lb-2x1":
+        if label.endswith("-vd") and (("bg-source", VD_LEAD) not in out):
+            out += [("bg-source", VD_LEAD), (VD_LEAD, "bg-sink")]
+        if label == "lb-vd":  # lb-vd.in records lb-vd-sink's monitor (WirePlumber links it)
+            out.append(("bg-source", "lb-vd-sink"))
+            out.append(("lb-vd.out", "bg-sink"))
+        elif label == "lb-2x1":
             out.append(("bg-source", "lb-2x1"))  # lb-2x1.out goes to bg-mono (WirePlumber links it)
             # bg-mono (a null sink) is a driver. PipeWire 1.x does not put loopback's two streams in
             # one graph: linked to lb-2x1.out only, bg-mono would drive it in a cycle of its own, and
@@ -236,6 +294,24 @@ def check_links(phase, objs):
             unlinked = [n for n, ok in mine if not ok]
             if not mine or unlinked:
                 bad.append(f"{label}: {node} has {len(mine)} {direction} ports, unlinked: {' '.join(unlinked[:8])}")
+    # inside the virtual-device paths: each input port of the second node fed by the first node
+    # (the sink's monitor ports; linked by Crosspoint itself, and by WirePlumber for loopback)
+    if phase == "corun":
+        port_node = {o["id"]: (o.get("info") or {}).get("props", {}).get("node.id")
+                     for o in objs if o["type"] == "PipeWire:Interface:Port"}
+        fed = set()
+        for o in objs:
+            info = o.get("info") or {}
+            if o["type"] == "PipeWire:Interface:Link":
+                fed.add((info.get("output-node-id"), info.get("input-port-id")))
+        for a, b in VD_CHAINS:
+            if a not in node_id or b not in node_id:
+                continue  # reported above
+            ins = [p for p, n in port_node.items() if n == node_id[b]
+                   and next((o for o in objs if o["id"] == p), {}).get("info", {}).get("direction") == "input"]
+            unfed = [p for p in ins if (node_id[a], p) not in fed]
+            if not ins or unfed:
+                bad.append(f"{b}: {len(ins)} input ports, {len(unfed)} not fed by {a}")
     for b in bad:
         print(b)
     return 1 if bad else 0
@@ -258,6 +334,9 @@ def read_window(log, stdout, quantum, phase):
     busy = {label: [] for label, _ in contenders_nodes}
     cycles = missed = late_wake = wrong_period = 0
     graph = []
+    # the nodes of the virtual-device paths, each on its own too (the report shows where a path's time goes)
+    part_nodes = [n for label, nodes in contenders_nodes if label.endswith("-vd") for n in nodes]
+    parts = {n: [] for n in part_nodes}
     with open(log) as f:
         for line in f:
             cols = line.rstrip("\n").split("\t")
@@ -291,6 +370,9 @@ def read_window(log, stdout, quantum, phase):
                 missed += 1
             elif clamped:
                 late_wake += 1
+            for n in part_nodes:
+                if n in row:
+                    parts[n].append(row[n])
             # a contender of several nodes: their busy times of the same cycle added
             for label, nodes in contenders_nodes:
                 if all(n in row for n in nodes):
@@ -315,6 +397,7 @@ def read_window(log, stdout, quantum, phase):
             "median": statistics.median_grouped(samples, 1), "n": len(samples),
             "p99": samples[min(len(samples) - 1, int(0.99 * len(samples)))], "max": samples[-1],
             "over_period": sum(1 for x in samples if x > period_expected)}
+    result["parts"] = {n: statistics.median_grouped(sorted(v), 1) for n, v in parts.items() if v}
     if graph:
         graph.sort()
         result["graph_median"] = statistics.median(graph)
@@ -348,6 +431,13 @@ def report(path, alone_seconds, quick):
                 continue
             print(f"  {label:<15} {workload:<15} {fmt(statistics.median(vals)):>8} "
                   f"{'(' + fmt(min(vals)) + '-' + fmt(max(vals)) + ')':>16} {fmt(statistics.median(p99)):>7}  {kind}")
+        vd = [(label, nodes) for label, _, nodes, _ in CORUN if label.endswith("-vd")]
+        if vd and any(w.get("parts") for w in ws):
+            def part(n):
+                vals = [w["parts"][n] for w in ws if n in w.get("parts", {})]
+                return fmt(statistics.median(vals)) if vals else "?"
+            print("  stereo vdevice, node by node (medians of each node alone): "
+                  + "; ".join(f"{label} = " + " + ".join(f"{n} {part(n)}" for n in nodes) for label, nodes in vd))
         print("  ratios:")
         for a, b in RATIOS:
             rs = [w["contenders"][a]["median"] / w["contenders"][b]["median"] for w in ws
@@ -397,9 +487,17 @@ def main(argv):
             print(*c)
     elif cmd == "nodes":
         if argv[2] == "corun":
-            print(LEAD)
+            print(LEAD, VD_LEAD)
         for _, _, nodes, _ in PHASES[argv[2]]:
             print(*nodes)
+    elif cmd == "missing-nodes":  # pw-dump on stdin: print the nodes of PHASE not there yet; exit 1 if any
+        names = {((o.get("info") or {}).get("props") or {}).get("node.name")
+                 for o in json.load(sys.stdin) if o.get("type") == "PipeWire:Interface:Node"}
+        want = ([LEAD, VD_LEAD] if argv[2] == "corun" else []) + [n for _, _, nodes, _ in PHASES[argv[2]] for n in nodes]
+        missing = [n for n in want + ["bg-source", "bg-sink"] if n not in names]
+        for n in missing:
+            print(n)
+        return 1 if missing else 0
     elif cmd == "window":
         print(json.dumps(read_window(argv[2], argv[3], int(argv[4]), argv[5])))
     elif cmd == "check-links":  # pw-dump on stdin: every contender's inputs and outputs linked
