@@ -296,7 +296,9 @@ public enum PropsCodec {
         var count: UInt32 = 0
         guard let values = spa_pod_get_array(pod, &count) else { return .invalid("a malformed array") }
         let child = UnsafeRawPointer(pod).advanced(by: MemoryLayout<spa_pod>.size).assumingMemoryBound(to: spa_pod.self).pointee
-        guard count > 0 else { return .invalid("an empty list") }
+        // An empty list is a value (no mappings, no devices, stop learning); the keys that need
+        // entries refuse it themselves, by name.
+        guard count > 0 else { return .numbers([]) }
         guard count <= UInt32(listLimit) else {
             return .invalid("a list of \(count) entries, more than the \(listLimit) channels a node can have")
         }
@@ -330,7 +332,7 @@ public enum PropsCodec {
             return .invalid("a list mixing numbers, strings or other values")
         }
         if !strings.isEmpty { return .strings(strings) }
-        return numbers.isEmpty ? .invalid("an empty list") : .numbers(numbers)
+        return numbers.isEmpty && count == 0 ? .strings([]) : .numbers(numbers)
     }
 
     private static func typeName(_ type: UInt32) -> String { String(cString: cpshim_type_name(type)) }

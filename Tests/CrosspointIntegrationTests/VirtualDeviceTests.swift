@@ -307,7 +307,7 @@ struct VirtualDeviceTests {
         }
 
         // Seed 001: the stereo pair to outputs 3-4 of the interface, by name and offset.
-        let pair = sandbox.crosspoint("param", "desk", "targets", "interface outputs=FL,FR offset=2")
+        let pair = sandbox.crosspoint("follow", "desk", "interface", "--outputs", "FL,FR", "--offset", "2")
         #expect(pair.succeeded, "\(pair.stderr)")
         _ = try sandbox.waitFor("the outputs on the interface's RL and RR", describe: { "\(outputLinks($0))" }) {
             outputLinks($0) == ["interface:playback_RL", "interface:playback_RR"]
@@ -328,6 +328,9 @@ struct VirtualDeviceTests {
         #expect(sandbox.daemonLog.contains("outputs of target 'nothing-here' wait for their device"))
         graph = try Graph(sandbox)
         #expect(outputLinks(graph) == ["", ""], "the outputs still play to \(outputLinks(graph))")
+        let unfollowed = sandbox.crosspoint("unfollow", "desk")
+        #expect(unfollowed.succeeded, "\(unfollowed.stderr)")
+        #expect((try sandbox.props("desk"))["targets"] as? [String] == [])
     }
 
     @Test func aVirtualDeviceAddsNoDelay() throws {
