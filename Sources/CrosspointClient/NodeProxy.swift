@@ -77,6 +77,15 @@ extension PipeWireClient {
         }
     }
 
+    /// The properties of node `id` as its info has them now (properties a node set after it was
+    /// announced are there, not in the registry's announcement).
+    public func properties(ofNode id: UInt32) throws(ClientError) -> [String: String] {
+        let registry = try Registry(self)
+        let node = try NodeProxy(self, registry: registry, id: id)
+        try roundtrip("the properties of node \(id)")
+        return node.properties ?? [:]
+    }
+
     /// Sends `changes` (and the master mute, when given) to node `id` with `pw_node_set_param`,
     /// then waits for the daemon to have handled them.
     ///

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CrosspointCore
 import CrosspointClient
+import CrosspointPipeWire
 
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -93,6 +94,13 @@ struct ShowCommand: ParsableCommand {
             print(try JSONText.encode(view.document), terminator: "")
         } else {
             print(view.text(Terminal(colour: color, width: width)), terminator: "")
+            // What the node says of its virtual devices and the devices its outputs follow
+            // (made, waiting for a name or a device).
+            if !mixer.devices.isEmpty || !mixer.targets.isEmpty {
+                let properties = (try? session.client.properties(ofNode: target.node.id)) ?? [:]
+                if let devices = properties[CrosspointProperty.devices], !mixer.devices.isEmpty { print("devices: \(devices.printable)") }
+                if let targets = properties[CrosspointProperty.targets], !mixer.targets.isEmpty { print("following: \(targets.printable)") }
+            }
         }
     }
 }

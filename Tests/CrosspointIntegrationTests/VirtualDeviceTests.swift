@@ -326,6 +326,8 @@ struct VirtualDeviceTests {
                 .contains("nothing-here: waiting for nothing-here")
         }
         #expect(sandbox.daemonLog.contains("outputs of target 'nothing-here' wait for their device"))
+        let shown = sandbox.crosspoint("show", "desk").stdout
+        #expect(shown.contains("following: nothing-here: waiting for nothing-here") && shown.contains("devices: game: ready (node "), "\(shown)")
         graph = try Graph(sandbox)
         #expect(outputLinks(graph) == ["", ""], "the outputs still play to \(outputLinks(graph))")
         let unfollowed = sandbox.crosspoint("unfollow", "desk")
