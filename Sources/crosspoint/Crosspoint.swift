@@ -37,7 +37,8 @@ struct Crosspoint: ParsableCommand {
             ListCommand.self, ShowCommand.self, SetCommand.self, GainCommand.self, MuteCommand.self, UnmuteCommand.self,
             MapCommand.self, MatrixCommand.self, RampCommand.self, ResizeCommand.self, RenameCommand.self, ParamCommand.self,
             RouteCommand.self, UnrouteCommand.self, DevicesCommand.self, SaveCommand.self, LoadCommand.self,
-            ParamsCommand.self, MeterCommand.self, ServeCommand.self, SetupCommand.self, MIDICommand.self, VirtualCommand.self, FollowCommand.self, UnfollowCommand.self, ManualCommand.self,
+            ParamsCommand.self, MeterCommand.self, ServeCommand.self, SetupCommand.self, MIDICommand.self, VirtualCommand.self,
+            FollowCommand.self, UnfollowCommand.self, AppsCommand.self, MoveCommand.self, ManualCommand.self,
         ])
 
     /// Parses the arguments (with values that start with a dash taken as values), runs the

@@ -1,0 +1,200 @@
+import Foundation
+import Testing
+
+/// `crosspoint apps` and `crosspoint move` against what applications and the desktop use: a
+/// private daemon with WirePlumber and pipewire-pulse, the stand-in interface (the default
+/// device) and the node `desk` with its virtual sink `game` (Fixtures/interface.conf and
+/// devices.conf). The node's outputs go to a sink of their own, `desk-out`, so that recordings
+/// tell the two paths apart: the interface carries what plays on it directly, desk-out what
+/// plays through game and the node.
+@Suite(.serialized)
+struct AppsTests {
+    static let fixtures = repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures")
+
+    private func makeSandbox() throws -> Sandbox {
+        let sandbox = try Sandbox(dropIns: [Self.fixtures.appendingPathComponent("interface.conf").path,
+                                            Self.fixtures.appendingPathComponent("devices.conf").path], pulse: true)
+        _ = try sandbox.waitFor("the devices and their links", describe: { "\($0.links(of: "desk"))" }) { graph in
+            graph.nodeID("game") != nil && graph.nodeID("interface") != nil && graph.links(of: "desk").count == 4
+        }
+        let linked = sandbox.shell("""
+            pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=desk-out media.class=Audio/Sink \
+              object.linger=true audio.position=[ FL FR ] priority.session=100 session.suspend-timeout-seconds=0 }' >/dev/null
+            pw_wait_ports desk-out 2 input
+            pw-link desk:out_FL desk-out:playback_FL && pw-link desk:out_FR desk-out:playback_FR
+            """)
+        guard linked.succeeded else { throw SandboxError("linking the outputs: \(linked.stderr)") }
+        return sandbox
+    }
+
+    /// A folder with two long stereo files to play, of different tones (330 and 520 Hz; 710
+    /// and 900 Hz): two players of the same file could cancel out where they are mixed.
+    private func longFiles() throws -> (folder: String, wav: String, other: String) {
+        let folder = NSTemporaryDirectory() + "crosspoint-apps-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let tones = TestSignal(channels: 4, seconds: 60).channels
+        try Wave.write(Array(tones[0...1]), to: folder + "/long.wav")
+        try Wave.write(Array(tones[2...3]), to: folder + "/other.wav")
+        return (folder, folder + "/long.wav", folder + "/other.wav")
+    }
+
+    /// The process id of the one process whose command line contains `pattern`.
+    private func pid(_ sandbox: Sandbox, _ pattern: String) -> Int? {
+        let found = sandbox.run(["pgrep", "-f", "--", pattern]).stdout.split(separator: "\n").compactMap { Int($0) }
+        return found.count == 1 ? found[0] : nil
+    }
+
+    /// The apps of `crosspoint apps --json`, by stream node name.
+    private func apps(_ sandbox: Sandbox) throws -> [String: [String: Any]] {
+        let result = sandbox.crosspoint("apps", "--json")
+        guard result.succeeded else { throw SandboxError("crosspoint apps --json: \(result.stderr)") }
+        let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+        let list = try #require(json?["apps"] as? [[String: Any]], "apps --json printed \(result.stdout)")
+        return Dictionary(list.map { ($0["node"] as? String ?? "?", $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    /// The peak of each channel of `seconds` of a sink's monitor.
+    private func peaks(_ sandbox: Sandbox, _ sink: String, channels: [String], _ folder: String, seconds: Double = 1) throws -> [Float] {
+        let tag = UInt32.random(in: 0..<UInt32.max), path = folder + "/rec-\(tag).wav"
+        let recorder = try sandbox.start([
+            "pw-record", "--target", sink, "-P", "{ stream.capture.sink = true node.name = apps-rec-\(tag) }",
+            "--channels", "\(channels.count)", "--channel-map", PipeWire.channelMap(channels), "--format", "f32", path,
+        ])
+        #expect(sandbox.shell("pw_wait_ports apps-rec-\(tag) \(channels.count) input").succeeded)
+        usleep(UInt32(seconds * 1_000_000) + 300_000)
+        recorder.stop()
+        let recorded = try Wave.read(path)
+        guard recorded.count == channels.count else { throw SandboxError("recorded \(recorded.count) channels") }
+        // The last `seconds` (what was recorded once the links were made).
+        return recorded.map { channel in channel.suffix(Int(seconds * 48000)).reduce(0) { max($0, abs($1)) } }
+    }
+
+    @Test func appsAreListedMovedToAVirtualDeviceAndRememberedWhenStartedAgain() throws {
+        let sandbox = try makeSandbox()
+        defer { sandbox.stop() }
+        let (folder, wav, other) = try longFiles()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let tag = "\(UInt32.random(in: 0..<UInt32.max))"
+        let pulseName = "apps-paplay-\(tag)", nativeName = "apps-pwplay-\(tag)"
+        var paplay = try sandbox.start(["paplay", "--client-name=\(pulseName)", wav])
+        let pwplay = try sandbox.start(["pw-play", "-P", "{ node.name = \(nativeName) }", other])
+        defer { paplay.stop(); pwplay.stop() }
+        var graph = try sandbox.waitFor("both players on the interface",
+                                        describe: { "\($0.links(of: pulseName)) \($0.links(of: nativeName))" }) { graph in
+            Set(graph.links(of: pulseName).map(\.peer)) == ["interface"] && Set(graph.links(of: nativeName).map(\.peer)) == ["interface"]
+        }
+        let pulseID = try #require(graph.nodeID(pulseName)), nativeID = try #require(graph.nodeID(nativeName))
+        let pulsePID = try #require(pid(sandbox, "--client-name=\(pulseName)"))
+        let nativePID = try #require(pid(sandbox, "node.name = \(nativeName)"))
+
+        // Listed with name, pid and the interface.
+        var listed = sandbox.crosspoint("apps")
+        #expect(listed.succeeded, "\(listed.stderr)")
+        let lines = listed.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("ID  APP") == true, "\(listed.stdout)")
+        let pulseLine = lines.first { $0.hasPrefix("\(pulseID) ") } ?? ""
+        let nativeLine = lines.first { $0.hasPrefix("\(nativeID) ") } ?? ""
+        #expect(pulseLine.contains(pulseName) && pulseLine.contains(" \(pulsePID) ") && pulseLine.hasSuffix("interface"), "\(listed.stdout)")
+        #expect(nativeLine.contains("pw-play") && nativeLine.contains(nativeName) && nativeLine.contains(" \(nativePID) ")
+                && nativeLine.hasSuffix("interface"), "\(listed.stdout)")
+        var json = try apps(sandbox)
+        #expect(json[pulseName]?["app"] as? String == pulseName && json[pulseName]?["pid"] as? Int == pulsePID, "\(json)")
+        #expect(json[nativeName]?["app"] as? String == "pw-play" && json[nativeName]?["pid"] as? Int == nativePID, "\(json)")
+        #expect((json[pulseName]?["plays"] as? [[String: Any]])?.map { $0["name"] as? String } == ["interface"], "\(json)")
+        // Heard on the interface, not through the node.
+        var direct = try peaks(sandbox, "interface", channels: ["FL", "FR", "RL", "RR"], folder)
+        var throughNode = try peaks(sandbox, "desk-out", channels: ["FL", "FR"], folder)
+        #expect(direct[0] > 0.1 && direct[1] > 0.1 && throughNode == [0, 0], "interface \(direct), desk-out \(throughNode)")
+
+        // Moved by name to game: relinked there alone.
+        let moved = sandbox.crosspoint("move", pulseName, "--to", "game")
+        #expect(moved.succeeded, "\(moved.stderr)")
+        #expect(moved.stdout == "moved \(pulseName) (id \(pulseID), pid \(pulsePID)) from interface to game\n", "\(moved.stdout)")
+        graph = try sandbox.waitFor("paplay on game", describe: { "\($0.links(of: pulseName))" }) {
+            Set($0.links(of: pulseName).map(\.peer)) == ["game"]
+        }
+        // And pw-play by its id, to the device's description, with a JSON report.
+        let movedNative = sandbox.crosspoint("move", "\(nativeID)", "--to", "Game", "--json")
+        #expect(movedNative.succeeded, "\(movedNative.stderr)")
+        let report = try JSONSerialization.jsonObject(with: Data(movedNative.stdout.utf8)) as? [String: Any]
+        let entry = (report?["moved"] as? [[String: Any]])?.first
+        #expect(report?["device"] as? String == "game" && entry?["id"] as? Int == nativeID
+                && entry?["from"] as? [String] == ["interface"] && entry?["to"] as? String == "game", "\(movedNative.stdout)")
+        graph = try sandbox.waitFor("pw-play on game", describe: { "\($0.links(of: nativeName))" }) {
+            Set($0.links(of: nativeName).map(\.peer)) == ["game"]
+        }
+        // The session manager's own mechanism: the target in the default metadata.
+        let metadata = sandbox.run(["pw-metadata", "-n", "default"]).stdout
+        #expect(metadata.contains("id:\(pulseID) key:'target.object'") && metadata.contains("id:\(nativeID) key:'target.node'"), "\(metadata)")
+
+        // Listed as playing through game into the desk's game inputs, and heard there: on the
+        // node's outputs, no longer on the interface.
+        listed = sandbox.crosspoint("apps")
+        let through = "game (desk inputs game_FL, game_FR)"
+        #expect(listed.stdout.split(separator: "\n").filter { $0.hasSuffix(through) }.count == 2, "\(listed.stdout)")
+        json = try apps(sandbox)
+        let place = (json[nativeName]?["plays"] as? [[String: Any]])?.first
+        #expect(place?["name"] as? String == "game", "\(json)")
+        #expect((place?["mixer"] as? [String: Any])?["node"] as? String == "desk"
+                && (place?["mixer"] as? [String: Any])?["inputs"] as? [String] == ["game_FL", "game_FR"], "\(json)")
+        #expect(Set(graph.links(of: "game").map(\.peer)).isSuperset(of: ["desk", pulseName, nativeName]), "\(graph.links(of: "game"))")
+        direct = try peaks(sandbox, "interface", channels: ["FL", "FR", "RL", "RR"], folder)
+        throughNode = try peaks(sandbox, "desk-out", channels: ["FL", "FR"], folder)
+        #expect(direct == [0, 0, 0, 0] && throughNode[0] > 0.1 && throughNode[1] > 0.1, "interface \(direct), desk-out \(throughNode)")
+
+        // Started again (the same client name, no device asked): the session manager plays it on game.
+        paplay.stop()
+        _ = try sandbox.waitFor("the first paplay to go") { $0.nodeID(pulseName) == nil }
+        paplay = try sandbox.start(["paplay", "--client-name=\(pulseName)", wav])
+        // (The new stream may get the old one's id: the daemon reuses ids.)
+        _ = try sandbox.waitFor("the second paplay to be linked") { !$0.links(of: pulseName).isEmpty }
+        usleep(300_000)
+        graph = try Graph(sandbox)
+        #expect(Set(graph.links(of: pulseName).map(\.peer)) == ["game"], "started again, it plays on \(graph.links(of: pulseName))")
+
+        // Moved back, by process id.
+        let secondPID = try #require(pid(sandbox, "--client-name=\(pulseName)"))
+        let back = sandbox.crosspoint("move", "\(secondPID)", "--to", "interface")
+        #expect(back.succeeded && back.stdout.contains("from game to interface"), "\(back.stdout) \(back.stderr)")
+        _ = try sandbox.waitFor("paplay back on the interface") { Set($0.links(of: pulseName).map(\.peer)) == ["interface"] }
+    }
+
+    @Test func badApplicationsAndTargetsAreRefusedAndChangeNothing() throws {
+        let sandbox = try makeSandbox()
+        defer { sandbox.stop() }
+        let none = sandbox.crosspoint("apps")
+        #expect(none.succeeded && none.stdout == "no application is playing\n", "\(none.stdout) \(none.stderr)")
+        #expect(sandbox.crosspoint("apps", "--json").stdout.replacingOccurrences(of: " ", with: "").contains("\"apps\":[]"))
+        let nothing = sandbox.crosspoint("move", "firefox", "--to", "game")
+        #expect(nothing.status == 1 && nothing.stderr.contains("unknown application 'firefox': no application is playing"), "\(nothing.stderr)")
+
+        let (folder, wav, _) = try longFiles()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let name = "apps-bad-\(UInt32.random(in: 0..<UInt32.max))"
+        let player = try sandbox.start(["paplay", "--client-name=\(name)", wav])
+        defer { player.stop() }
+        let graph = try sandbox.waitFor("the player on the interface") { Set($0.links(of: name).map(\.peer)) == ["interface"] }
+        let id = try #require(graph.nodeID(name))
+        let metadataBefore = sandbox.run(["pw-metadata", "-n", "default"]).stdout
+
+        let cases: [([String], String)] = [
+            (["move", "firefox", "--to", "game"], "unknown application 'firefox'; the applications playing are: \(name) (id \(id), pid "),
+            (["move", name, "--to", "nowhere"], "unknown sink 'nowhere'; the sinks are: "),
+            (["move", name, "--to", "stream-mix"], "'stream-mix' (id "),
+            (["move", name, "--to", "desk"], "is not a sink: it is a Crosspoint node"),
+            (["move", "99999", "--to", "game"], "unknown application '99999'"),
+        ]
+        for (arguments, message) in cases {
+            let result = sandbox.run([crosspointExecutable] + arguments)
+            #expect(result.status == 1 && result.stderr.contains(message) && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
+        }
+        let source = sandbox.crosspoint("move", name, "--to", "stream-mix").stderr
+        #expect(source.contains("is not a sink: its media.class is Audio/Source") && source.contains("game"), "\(source)")
+        let missing = sandbox.crosspoint("move", name)
+        #expect(missing.status == 64, "\(missing.stderr)")
+
+        usleep(300_000)
+        #expect(sandbox.run(["pw-metadata", "-n", "default"]).stdout == metadataBefore)
+        #expect(Set(try Graph(sandbox).links(of: name).map(\.peer)) == ["interface"])
+    }
+}
