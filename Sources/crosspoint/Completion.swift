@@ -9,9 +9,10 @@ import Glibc
 enum Completion {
     /// Options whose value is the next word (not a positional argument).
     static let optionsWithValues: Set<String> = ["--remote", "--to", "--channels", "--offset", "--from", "--color", "--width",
-                                                 "--inputs", "--outputs"]
+                                                 "--inputs", "--outputs", "--position", "--description"]
     static let commands: Set<String> = ["list", "show", "set", "gain", "mute", "unmute", "map", "matrix", "ramp", "resize",
-                                        "rename", "param", "route", "unroute", "devices", "save", "load", "params", "meter", "serve"]
+                                        "rename", "param", "route", "unroute", "devices", "save", "load", "params", "meter", "serve",
+                                        "follow", "unfollow"]
 
     /// The positional words after the subcommand (options and their values left out), and
     /// the `--remote`/`--to` values, up to (not including) the word being completed.
