@@ -507,9 +507,22 @@ struct CommandLineSafetyTests {
             let path = URL(fileURLWithPath: crosspointExecutable).deletingLastPathComponent().path + ":" + (sandbox.environment["PATH"] ?? "/usr/bin:/bin")
             defer { sandbox.run(["tmux", "-L", server, "kill-server"]) }
             sandbox.run(["tmux", "-L", server, "new-session", "-d", "-x", "200", "-y", "50", "env", "PATH=\(path)"] + shell)
-            usleep(800_000)
+            // The screen's lines with text; a prompt is a last one ending in #, %, > or $.
+            func lines() -> [String] {
+                sandbox.run(["tmux", "-L", server, "capture-pane", "-p"]).stdout.split(separator: "\n")
+                    .map { String($0).trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            }
+            func waitFor(_ done: ([String]) -> Bool) {
+                let deadline = Date().addingTimeInterval(10)
+                while !done(lines()) && Date() < deadline { usleep(50_000) }
+            }
+            var prompt = ""
+            waitFor { lines in
+                prompt = lines.last ?? ""
+                return prompt.last.map { "#%>$".contains($0) } == true
+            }
             sandbox.run(["tmux", "-L", server, "send-keys", setup, "Enter"])
-            usleep(800_000)
+            waitFor { $0.count >= 2 && $0.last == prompt }  // the setup ran: the prompt again
             sandbox.run(["tmux", "-L", server, "send-keys", line, "Tab"])
             var screen = ""
             let start = Date()
