@@ -24,12 +24,15 @@ public final class OutputFollower {
     /// The last default sink that was not one of the node's own devices.
     private var lastDeviceDefault: String?
     private var lastReported = ""
+    /// The node's `onChange` before this follower chained itself in, given back by `destroy`.
+    private var earlierOnChange: ((Mixer) -> Void)?
 
     public init(node: FilterNode, core: OpaquePointer) {
         self.node = node
         graph = GraphMirror(core: core)
         graph.onChange = { [unowned self] in self.reconcile() }
         let earlier = node.onChange
+        earlierOnChange = earlier
         node.onChange = { [unowned self] mixer in
             earlier?(mixer)
             if mixer.targets != self.targets {
@@ -40,7 +43,11 @@ public final class OutputFollower {
         targets = node.mixer.targets
     }
 
-    public func destroy() { graph.destroy() }
+    /// Unhooks from the node (the part chained in after it is destroyed first) and the graph.
+    public func destroy() {
+        node.onChange = earlierOnChange
+        graph.destroy()
+    }
 
     private var nodeName: String { node.configuration.nodeName }
 

@@ -65,6 +65,8 @@ public final class VirtualDeviceHost {
     /// Node ids of the devices this host made, by the registry's announcements.
     private var ours: Set<UInt32> = []
     private var lastReported = ""
+    /// The node's `onChange` before this host chained itself in, given back by `destroy`.
+    private var earlierOnChange: ((Mixer) -> Void)?
 
     public init(node: FilterNode, core: OpaquePointer) {
         self.node = node
@@ -74,6 +76,7 @@ public final class VirtualDeviceHost {
         graph.onNodeRemoved = { [unowned self] in self.nodeRemoved($0) }
         graph.onChange = { [unowned self] in self.reconcile() }
         let earlier = node.onChange
+        earlierOnChange = earlier
         node.onChange = { [unowned self] mixer in
             earlier?(mixer)
             self.update(mixer.devices)
@@ -83,6 +86,7 @@ public final class VirtualDeviceHost {
 
     /// Removes the devices (their applications go where the session manager sends them).
     public func destroy() {
+        node.onChange = earlierOnChange
         for name in Array(managed.keys) { remove(name) }
         graph.destroy()
     }

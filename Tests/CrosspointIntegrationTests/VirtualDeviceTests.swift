@@ -175,6 +175,15 @@ struct VirtualDeviceTests {
         // asked once and is not asked again (the session manager keeps the person's choice).
         let interfaceID = try #require(try Graph(sandbox).nodeID("interface"))
         #expect(sandbox.run(["wpctl", "set-default", "\(interfaceID)"]).succeeded)
+        // WirePlumber saves the person's choice a moment later, in its own state: restarted
+        // before that, it would bring back the earlier choice by itself.
+        try wait("WirePlumber to save the default") {
+            let folder = sandbox.directory + "/state/wireplumber"
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return files.contains { name in
+                ((try? String(contentsOfFile: folder + "/" + name, encoding: .utf8)) ?? "").contains("audio.sink=interface")
+            }
+        }
         try wait("the state file to have the devices") {
             let state = (try? String(contentsOfFile: sandbox.directory + "/state/crosspoint/desk/state.json", encoding: .utf8)) ?? ""
             return state.contains("sink speakers position=FL,FR channels=speakers_FL,speakers_FR description=speakers")
