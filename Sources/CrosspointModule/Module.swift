@@ -108,6 +108,11 @@ final class ModuleInstance {
             let instance = ModuleInstance.instance(data)
             spa_hook_remove(instance.coreListener)
             spa_hook_remove(instance.proxyListener)
+            // The connection goes, and the devices it made with it: let go of the proxies only.
+            instance.follower?.destroy()
+            instance.follower = nil
+            instance.devices?.destroy(removingDevices: false)
+            instance.devices = nil
             instance.memory?.destroy()
             instance.memory = nil
             instance.node?.destroy()

@@ -84,10 +84,17 @@ public final class VirtualDeviceHost {
         update(node.mixer.devices)
     }
 
-    /// Removes the devices (their applications go where the session manager sends them).
-    public func destroy() {
+    /// Removes the devices (their applications go where the session manager sends them), or,
+    /// when the connection itself is going (`removingDevices` false: they go with it), only lets
+    /// go of their proxies.
+    public func destroy(removingDevices: Bool = true) {
         node.onChange = earlierOnChange
-        for name in Array(managed.keys) { remove(name) }
+        if removingDevices {
+            for name in Array(managed.keys) { remove(name) }
+        } else {
+            for entry in managed.values { if let proxy = entry.proxy { pw_proxy_destroy(proxy) } }
+            managed = [:]
+        }
         graph.destroy()
     }
 

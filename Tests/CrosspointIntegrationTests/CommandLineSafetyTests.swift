@@ -172,6 +172,7 @@ struct CommandLineSafetyTests {
             ("channel-map", "2,1,0"), ("matrix.L.RL", "0.5"), ("gain.master", "0.5"), ("gain.in.C", "0.25"),
             ("gain.out.FR", "-6dB"), ("mute.in.R", "true"), ("mute.out.FL", "on"), ("ramp.ms", "7"),
             ("midi", "on"), ("midi.map", "cc 1 7 gain.in.C, note 1 60 mute.out.FL momentary"),
+            ("devices", "sink xp-show-game channels=L,R description=Show game"), ("targets", "nowhere-sink outputs=FL,FR"),
         ]
         let covered = Set(try pairs.map { key, _ in
             try Parameter(key: key, in: try Mixer(inputs: 3, outputs: 3, inputChannels: ["L", "R", "C"], outputChannels: ["FL", "FR", "RL"]))
@@ -190,6 +191,8 @@ struct CommandLineSafetyTests {
         #expect(number(props["gain.out.1"]).map { abs($0 - 0.5011872) < 1e-6 } == true)
         #expect(props["mute.in.1"] as? Bool == true && props["mute.out.0"] as? Bool == true && number(props["ramp.ms"]) == 7)
         #expect(props["midi"] as? Bool == true && props["midi.map"] as? [String] == ["cc 1 7 gain.in.C", "note 1 60 mute.out.FL momentary"])
+        #expect(props["devices"] as? [String] == ["sink xp-show-game position=FL,FR channels=L,R description=Show game"], "\(props)")
+        #expect(props["targets"] as? [String] == ["nowhere-sink outputs=FL,FR"], "\(props)")
 
         // A key set and then removed by a resize in the same call changes nothing.
         let gone = sandbox.crosspoint("param", "xp-show", "gain.out.2", "-9dB", "outputs", "2")
