@@ -357,40 +357,53 @@ struct VirtualDeviceTests {
             try? FileManager.default.removeItem(atPath: recorded)
         }
         try Wave.write(signal.channels, to: wav)
-        for quantum in [1024, 64] {
+        // A recording the machine glitched (a cycle missed: the direct path is not the signal
+        // either) says nothing of the node: it is made again, up to three times. Quantum 1024
+        // and 256 are judged; 64, where a loaded two-core machine misses cycles often, is
+        // judged when one of its recordings is clean.
+        for quantum in [1024, 256, 64] {
             #expect(sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(quantum)"]).succeeded)
-            let recorder = try sandbox.start([
-                "pw-record", "--target", "interface", "-P", "{ stream.capture.sink = true node.name = delay-rec-\(quantum) }",
-                "--channels", "4", "--channel-map", PipeWire.channelMap(["FL", "FR", "RL", "RR"]), "--format", "f32", recorded,
-            ])
-            #expect(sandbox.shell("pw_wait_ports delay-rec-\(quantum) 4 input").succeeded)
-            usleep(300_000)
-            let player = try sandbox.start([
-                "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = delay-play-\(quantum) }", "--channels", "2",
-                "--channel-map", PipeWire.channelMap(["FL", "FR"]), wav,
-            ])
-            let p = "delay-play-\(quantum)"
-            let linked = sandbox.shell("""
-                pw_wait_ports \(p) 2 output
-                pw-link \(p):output_FL game:playback_FL & a=$!; pw-link \(p):output_FR game:playback_FR & b=$!
-                pw-link \(p):output_FL interface:playback_RL & c=$!; wait $a && wait $b && wait $c
-                """)
-            #expect(linked.succeeded, "\(linked.stderr)")
-            player.wait(timeout: 30)
-            usleep(300_000)
-            recorder.stop()
-            let read = try Wave.read(recorded)
-            try #require(read.count == 4)
-            let comparison = try Comparison(recording: Recording(outputs: Array(read.prefix(2)), reference: read[2],
-                                                                 referenceSignal: signal.channels[0]), expected: signal.channels)
-            print("quantum \(quantum): through game and the node \(comparison.lag.map(String.init) ?? "-") samples, "
-                  + "direct \(comparison.referenceLag.map(String.init) ?? "-"): added \(comparison.addedDelay.map(String.init) ?? "-")")
+            var clean: (comparison: Comparison, read: [[Float]])?
+            for attempt in 1...3 where clean == nil {
+                let tag = "\(quantum)-\(attempt)"
+                let recorder = try sandbox.start([
+                    "pw-record", "--target", "interface", "-P", "{ stream.capture.sink = true node.name = delay-rec-\(tag) }",
+                    "--channels", "4", "--channel-map", PipeWire.channelMap(["FL", "FR", "RL", "RR"]), "--format", "f32", recorded,
+                ])
+                #expect(sandbox.shell("pw_wait_ports delay-rec-\(tag) 4 input").succeeded)
+                usleep(300_000)
+                let player = try sandbox.start([
+                    "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = delay-play-\(tag) }", "--channels", "2",
+                    "--channel-map", PipeWire.channelMap(["FL", "FR"]), wav,
+                ])
+                let p = "delay-play-\(tag)"
+                let linked = sandbox.shell("""
+                    pw_wait_ports \(p) 2 output
+                    pw-link \(p):output_FL game:playback_FL & a=$!; pw-link \(p):output_FR game:playback_FR & b=$!
+                    pw-link \(p):output_FL interface:playback_RL & c=$!; wait $a && wait $b && wait $c
+                    """)
+                #expect(linked.succeeded, "\(linked.stderr)")
+                player.wait(timeout: 30)
+                usleep(300_000)
+                recorder.stop()
+                let read = try Wave.read(recorded)
+                try #require(read.count == 4)
+                let comparison = try Comparison(recording: Recording(outputs: Array(read.prefix(2)), reference: read[2],
+                                                                     referenceSignal: signal.channels[0]), expected: signal.channels)
+                print("quantum \(quantum), recording \(attempt): through game and the node \(comparison.lag.map(String.init) ?? "-") samples, "
+                      + "direct \(comparison.referenceLag.map(String.init) ?? "-"): added \(comparison.addedDelay.map(String.init) ?? "-")"
+                      + (comparison.referenceError <= 1e-4 ? "" : String(format: " (glitched: the direct path is off by %.2f)", comparison.referenceError)))
+                if comparison.referenceError <= 1e-4 { clean = (comparison, read) }
+            }
+            guard let (comparison, read) = clean else {
+                #expect(quantum == 64, "quantum \(quantum): every recording glitched")
+                continue
+            }
             #expect(comparison.addedDelay == 0, "quantum \(quantum): \(comparison)")
-            // Whatever the recorder lost at a small quantum, it lost on both paths alike: the
-            // node's left channel is the direct one, sample for sample.
+            // The node's left channel is the direct one, sample for sample.
             let difference = zip(read[0], read[2]).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
             #expect(difference == 0, "quantum \(quantum): the node's path differs from the direct one by up to \(difference)")
-            if quantum == 1024 { comparison.expectMatch(tolerance: 1e-4, "quantum \(quantum)") }
+            comparison.expectMatch(tolerance: 1e-4, "quantum \(quantum)")
         }
     }
 
