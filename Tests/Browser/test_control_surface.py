@@ -912,10 +912,14 @@ class ControlSurface(unittest.TestCase):
 
     def play_midi(self, path, port):
         """pw-cat --playback --midi PATH, linked to PORT (not where the session manager would put it)."""
-        player = self.sandbox.spawn(["pw-cat", "--playback", "--midi", "--target", "0", path], "pw-cat-midi.log")
+        # A name of its own: the last player's node may outlive its process for a moment, still linked.
+        STATE["midi_players"] = STATE.get("midi_players", 0) + 1
+        name = f"midi-player-{STATE['midi_players']}"
+        player = self.sandbox.spawn(["pw-cat", "--playback", "--midi", "--target", "0", "-P", f"{{ node.name = {name} }}", path],
+                                    "pw-cat-midi.log")
         try:
             output = wait_until("pw-cat's MIDI port", lambda: next(
-                (line for line in self.sandbox.run(["pw-link", "-o"]).stdout.splitlines() if line.startswith("pw-cat:")), None))
+                (line for line in self.sandbox.run(["pw-link", "-o"]).stdout.splitlines() if line.startswith(name + ":")), None))
             self.sandbox.link(output, port)
             player.wait(timeout=15)
         finally:
