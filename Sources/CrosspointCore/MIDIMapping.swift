@@ -124,6 +124,7 @@ public struct MIDIMapping: Hashable, Sendable {
         switch kind {
         case .inputMute, .outputMute: .onOff
         case .ramp: .linear(Mixer.rampRange)
+        case .outputDelay: .linear(Mixer.delayRange)
         default: .fader
         }
     }
@@ -132,7 +133,7 @@ public struct MIDIMapping: Hashable, Sendable {
     public init(control: MIDIControl, key: String, switchMode: Switch? = nil, pickup: Bool? = nil) throws(CrosspointError) {
         guard let kind = ParameterKind(key: key) else { throw .unknownKey(key) }
         switch kind {
-        case .masterGain, .inputGain, .outputGain, .crosspoint, .ramp:
+        case .masterGain, .inputGain, .outputGain, .crosspoint, .ramp, .outputDelay:
             if case .note = control {
                 throw .invalidValue(key: key, reason: "a note can switch a mute, not move \(key): map a fader or a knob (cc, cc14, bend)")
             }

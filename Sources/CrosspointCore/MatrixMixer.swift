@@ -15,6 +15,8 @@ public final class MatrixMixer {
     /// The newest plan made here (active or pending): the next plan is marked against it. It
     /// cannot be retired, and so freed, before a newer plan is published.
     private var lastPublished: UnsafeMutablePointer<RenderPlan>
+    /// The outputs' delay lines, shared by the plans that hold them.
+    private var delayLines = DelayLinePool()
 
     /// The kernel version that renders this mixer.
     public let kernel: KernelVersion
@@ -40,7 +42,10 @@ public final class MatrixMixer {
                 let inputs = [input.baseAddress, input.baseAddress]
                 let outputs = [output.baseAddress, output.baseAddress]
                 for gain in [0.5, 0.25] {
-                    try? mixer.update { m throws(CrosspointError) in try m.setCrosspoint(input: 0, output: 0, gain: gain) }
+                    try? mixer.update { m throws(CrosspointError) in
+                        try m.setCrosspoint(input: 0, output: 0, gain: gain)
+                        try m.setOutputDelay(1, milliseconds: gain)  // a delay line, and a fade on it
+                    }
                     inputs.withUnsafeBufferPointer { ins in
                         outputs.withUnsafeBufferPointer { outs in
                             renderer.render(frameCount: 64, inputs: ins, outputs: outs)
@@ -58,15 +63,15 @@ public final class MatrixMixer {
         self.mixer = mixer
         self.kernel = kernel
         state = .allocate(capacity: 1)
-        lastPublished = RenderPlan.make(for: mixer, kernel: kernel)
+        lastPublished = RenderPlan.make(for: mixer, kernel: kernel, lines: delayLines.lines(for: mixer, rate: sampleRate, silentPast: true))
         state.initialize(to: RenderState(active: lastPublished, sampleRate: sampleRate))
     }
 
     /// Frees everything. The render thread must no longer be using `renderer`.
     deinit {
         collectRetired()
-        if let pending = state.pointee.pending.exchange(nil, ordering: .acquiring) { RenderPlan.destroy(pending) }
-        if let active = state.pointee.active { RenderPlan.destroy(active) }
+        if let pending = state.pointee.pending.exchange(nil, ordering: .acquiring) { destroy(pending) }
+        if let active = state.pointee.active { destroy(active) }
         state.pointee.retired.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
@@ -88,17 +93,27 @@ public final class MatrixMixer {
     public func replace(with next: Mixer) {
         mixer = next
         collectRetired()
-        let plan = RenderPlan.make(for: next, kernel: kernel)
+        let rate = max(Double(state.pointee.observedRate.load(ordering: .relaxed)), state.pointee.initialRate)
+        let plan = RenderPlan.make(for: next, kernel: kernel, lines: delayLines.lines(for: next, rate: rate))
         plan.pointee.markChanges(since: lastPublished.pointee)
         // Take back a plan the renderer never took; the new one replaces it, changes included.
         // (Only this side publishes, so the slot stays empty until the exchange below.)
         if let unseen = state.pointee.pending.exchange(nil, ordering: .acquiringAndReleasing) {
             plan.pointee.mergeChanges(of: unseen.pointee)
-            RenderPlan.destroy(unseen)
+            destroy(unseen)
         }
         _ = state.pointee.pending.exchange(plan, ordering: .acquiringAndReleasing)
         lastPublished = plan
     }
+
+    /// Frees a plan the renderer has let go of (or never took), and the delay lines only it held.
+    private func destroy(_ plan: UnsafeMutablePointer<RenderPlan>) {
+        delayLines.release(plan.pointee.delayLines, count: plan.pointee.outputs)
+        RenderPlan.destroy(plan)
+    }
+
+    /// How many delay lines are allocated (tests).
+    var delayLineCount: Int { delayLines.allocated }
 
     /// Frees the plans the renderer has let go of. Called on every change; call it from a
     /// timer too if changes stop while plans are still in flight.
@@ -107,7 +122,7 @@ public final class MatrixMixer {
         let tail = s.pointee.retiredTail.load(ordering: .acquiring)
         var head = s.pointee.retiredHead.load(ordering: .relaxed)
         while head < tail {
-            if let plan = s.pointee.retired[head % RenderState.retiredCapacity] { RenderPlan.destroy(plan) }
+            if let plan = s.pointee.retired[head % RenderState.retiredCapacity] { destroy(plan) }
             head += 1
             s.pointee.retiredHead.store(head, ordering: .releasing)
         }
@@ -126,12 +141,17 @@ struct RenderState: ~Copyable {
     let retired: UnsafeMutablePointer<UnsafeMutablePointer<RenderPlan>?>
     let retiredHead = Atomic<Int>(0)
     let retiredTail = Atomic<Int>(0)
-    /// The rate ramps are timed at (render thread).
+    /// The rate ramps and delays are timed at (render thread).
     var sampleRate: Double
+    /// The rate the renderer was last given, in whole hertz (written by the render thread when
+    /// it changes, read by the control thread to size delay lines), and the one it began with.
+    let observedRate = Atomic<Int>(0)
+    let initialRate: Double
 
     init(active: UnsafeMutablePointer<RenderPlan>, sampleRate: Double) {
         self.active = active
         self.sampleRate = sampleRate
+        initialRate = sampleRate
         retired = .allocate(capacity: RenderState.retiredCapacity)
         retired.initialize(repeating: nil, count: RenderState.retiredCapacity)
     }
@@ -148,7 +168,13 @@ public struct MatrixRenderer: RenderBlock {
     /// The sample rate ramps are timed at; the host sets it from its clock.
     public var sampleRate: Double {
         get { state.pointee.sampleRate }
-        nonmutating set { state.pointee.sampleRate = newValue }
+        nonmutating set {
+            guard newValue != state.pointee.sampleRate else { return }
+            state.pointee.sampleRate = newValue
+            if newValue.isFinite && newValue > 0 && newValue < 1e7 {
+                state.pointee.observedRate.store(Int(newValue), ordering: .relaxed)
+            }
+        }
     }
 
     public mutating func render(
@@ -178,6 +204,10 @@ public struct MatrixRenderer: RenderBlock {
             if outputs.count > plan.outputs {
                 for j in plan.outputs..<outputs.count { if let out = outputs[j] { Kernel.clear(out, frames) } }
             }
+            for k in 0..<plan.delayedCount {
+                let j = Int(plan.delayed[k])
+                delay(plan, output: j, j < outputs.count ? outputs[j] : nil, frames)
+            }
             if let levels {
                 for j in 0..<outputs.count { if let out = outputs[j] { levels.measureOutput(j, out, frames: frames) } }
             }
@@ -195,7 +225,13 @@ public struct MatrixRenderer: RenderBlock {
             } else {
                 renderSteady(plan, output: j, out, frames)
             }
+            if j < plan.outputs { delay(plan, output: j, out, frames) }
             levels?.measureOutput(j, out, frames: frames)
+        }
+        // Delays go on (in silence) on outputs nobody listens to.
+        for k in 0..<plan.delayedCount {
+            let j = Int(plan.delayed[k])
+            if j >= outputs.count || outputs[j] == nil { delay(plan, output: j, nil, frames) }
         }
         // Ramps advance even on outputs nobody listens to.
         for j in 0..<plan.outputs where plan.rampLength[j] != 0 && (j >= outputs.count || outputs[j] == nil) {
@@ -216,9 +252,22 @@ public struct MatrixRenderer: RenderBlock {
         let frames = next.pointee.rampSeconds * (rate.isFinite && rate > 0 ? rate : 48000)
         let rampFrames = frames.isFinite ? Int(min(frames.rounded(), Double(Int32.max))) : 0
         next.pointee.install(after: s.pointee.active, rampFrames: rampFrames)
+        next.pointee.takeOverDelayLines(from: s.pointee.active)
         s.pointee.retired[tail % RenderState.retiredCapacity] = s.pointee.active
         s.pointee.retiredTail.store(tail + 1, ordering: .releasing)
         s.pointee.active = next
+    }
+
+    /// Delays output `j` by its line, if it has one (`out` nil: nobody listens; the line
+    /// records silence, so that its timing goes on).
+    @inline(__always)
+    private func delay(_ plan: RenderPlan, output j: Int, _ out: UnsafeMutablePointer<Float>?, _ frames: Int) {
+        guard let line = plan.delayLines[j] else { return }
+        let rate = state.pointee.sampleRate
+        let perSecond = rate.isFinite && rate > 0 ? rate : 48000
+        line.pointee.process(out, frames: frames,
+                             target: DelayAmount.frames(milliseconds: plan.delaySeconds[j] * 1000, rate: perSecond),
+                             fadeFrames: DelayAmount.frames(milliseconds: plan.rampSeconds * 1000, rate: perSecond))
     }
 
     @inline(__always)

@@ -37,6 +37,8 @@ public struct Mixer: Equatable, Sendable {
     public internal(set) var devices: [VirtualDevice] = []
     /// Output groups that follow a device (`targets`; OutputTargets.swift).
     public internal(set) var targets: [OutputTarget] = []
+    /// The delay of each output in milliseconds, 0 to 1000 (`delay.out.<out>`; OutputDelay.swift).
+    public internal(set) var outputDelays: [Double]
 
     /// A mixer that passes audio with no gain set; see `defaultMatrix`.
     public init(inputs: Int, outputs: Int, inputChannels: [String]? = nil, outputChannels: [String]? = nil)
@@ -56,6 +58,7 @@ public struct Mixer: Equatable, Sendable {
         outputGains = Array(repeating: 1, count: outputs)
         inputMutes = Array(repeating: false, count: inputs)
         outputMutes = Array(repeating: false, count: outputs)
+        outputDelays = Array(repeating: 0, count: outputs)
         matrix = Mixer.defaultMatrix(inputs: inputs, outputs: outputs)
     }
 
@@ -217,6 +220,7 @@ public struct Mixer: Equatable, Sendable {
         outputGains = resized(outputGains, newOutputs, 1)
         inputMutes = resized(inputMutes, newInputs, false)
         outputMutes = resized(outputMutes, newOutputs, false)
+        outputDelays = resized(outputDelays, newOutputs, 0)
         matrix = newMatrix
         inputs = newInputs
         outputs = newOutputs

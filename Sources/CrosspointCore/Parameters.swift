@@ -23,9 +23,15 @@ public struct ParameterFamily: Sendable, Equatable {
 
     public enum Access: Sendable { case readWrite, writeOnly }
 
+    /// What a float key's number means: a linear gain (the command line also takes dB), or a
+    /// time in milliseconds (the command line also takes `10ms`).
+    public enum Unit: Sendable { case gain, milliseconds }
+    public let unit: Unit
+
     init(pattern: String, type: ValueType, defaultValue: Double, range: ClosedRange<Double>, summary: String,
-         access: Access = .readWrite, rangeNote: String? = nil, defaultNote: String? = nil) {
+         unit: Unit = .gain, access: Access = .readWrite, rangeNote: String? = nil, defaultNote: String? = nil) {
         self.pattern = pattern
+        self.unit = unit
         self.type = type
         self.defaultValue = defaultValue
         self.range = range
@@ -40,7 +46,7 @@ public struct ParameterFamily: Sendable, Equatable {
 /// here and nowhere else: adding a parameter is a case and its row, plus its behaviour
 /// (`Mixer.value(of:)` and `Mixer.set(_:to:)`).
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
-    case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute
+    case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute, outputDelay
     case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, targets, levelsWatch
 
     public var family: ParameterFamily {
@@ -61,13 +67,17 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
             .init(pattern: "mute.in.<in>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one input")
         case .outputMute:
             .init(pattern: "mute.out.<out>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one output")
+        case .outputDelay:
+            .init(pattern: "delay.out.<out>", type: .float, defaultValue: 0, range: Mixer.delayRange,
+                  summary: "Delay of one output in milliseconds, to line up devices of different latency; a change cross-fades over ramp.ms",
+                  unit: .milliseconds)
         case .channelMap:
             .init(pattern: "channel-map", type: .intArray, defaultValue: 0, range: -1...255,
                   summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix",
                   rangeNote: "-1 or an input index, per output")
         case .ramp:
             .init(pattern: "ramp.ms", type: .float, defaultValue: Mixer.defaultRampMilliseconds, range: Mixer.rampRange,
-                  summary: "Time every gain change glides over, in milliseconds (0 = jump)")
+                  summary: "Time every gain change glides over, in milliseconds (0 = jump)", unit: .milliseconds)
         case .inputCount:
             .init(pattern: "inputs", type: .int, defaultValue: 2, range: 1...256,
                   summary: "Number of input ports; changed live, surviving ports keep their links and gains")
@@ -186,6 +196,7 @@ public struct Parameter: Hashable, Sendable {
     public static func crosspoint(input i: Int, output j: Int) -> Parameter { Parameter(.crosspoint, input: i, output: j) }
     public static func inputMute(_ i: Int) -> Parameter { Parameter(.inputMute, input: i) }
     public static func outputMute(_ j: Int) -> Parameter { Parameter(.outputMute, output: j) }
+    public static func outputDelay(_ j: Int) -> Parameter { Parameter(.outputDelay, output: j) }
     public static let channelMap = Parameter(.channelMap)
     public static let ramp = Parameter(.ramp)
     public static let inputCount = Parameter(.inputCount)
@@ -262,6 +273,7 @@ extension Mixer {
         case .crosspoint: .number(Double(crosspoint(input: p.input, output: p.output)))
         case .inputMute: .bool(inputMutes[p.input])
         case .outputMute: .bool(outputMutes[p.output])
+        case .outputDelay: .number(outputDelays[p.output])
         case .channelMap: .ints(channelMap?.sources ?? [])
         case .ramp: .number(rampMilliseconds)
         case .inputCount: .number(Double(inputs))
@@ -288,6 +300,7 @@ extension Mixer {
         case let (.crosspoint, .number(v)): try setCrosspoint(input: p.input, output: p.output, gain: v)
         case (.inputMute, _): try setInputMute(p.input, try Mixer.flag(value, key: key))
         case (.outputMute, _): try setOutputMute(p.output, try Mixer.flag(value, key: key))
+        case let (.outputDelay, .number(v)): try setOutputDelay(p.output, milliseconds: v)
         case let (.channelMap, .ints(sources)): try apply(ChannelMap(sources))
         case let (.ramp, .number(v)): try setRamp(milliseconds: v)
         case let (.inputCount, .number(v)): try resize(inputs: try Mixer.count(v, key: key), outputs: outputs)

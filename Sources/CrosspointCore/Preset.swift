@@ -27,6 +27,8 @@
 /// `midi` and `midi.map` (MIDI control, MIDISetup.swift) are written only when MIDI control is
 /// set up; a preset without them leaves the node's MIDI control as it is. `devices` (virtual
 /// devices, VirtualDevices.swift) likewise: written only when there are some, absent leaves them.
+/// `delay.out` (one delay in milliseconds per output) is written only when an output is
+/// delayed; absent means no delay.
 /// Applying a preset checks every value with the mixer's own setters, so an error names the
 /// parameter key (`gain.in.1: 12.0 is outside -10.0...10.0`) and changes nothing.
 public struct Preset: Codable, Equatable, Sendable {
@@ -45,6 +47,8 @@ public struct Preset: Codable, Equatable, Sendable {
     public var inputMutes: [Bool]
     public var outputGains: [Double]
     public var outputMutes: [Bool]
+    /// Delays of the outputs in milliseconds (`delay.out`): nil is none.
+    public var outputDelays: [Double]?
     /// One row per input, one gain per output.
     public var matrix: [[Double]]
     public var rampMilliseconds: Double
@@ -61,7 +65,7 @@ public struct Preset: Codable, Equatable, Sendable {
         case inputChannels = "input.position", outputChannels = "output.position"
         case masterGain = "gain.master", masterMute = "mute.master"
         case inputGains = "gain.in", inputMutes = "mute.in"
-        case outputGains = "gain.out", outputMutes = "mute.out"
+        case outputGains = "gain.out", outputMutes = "mute.out", outputDelays = "delay.out"
         case matrix
         case rampMilliseconds = "ramp.ms"
         case midiPorts = "midi", midiMappings = "midi.map"
@@ -83,6 +87,7 @@ public struct Preset: Codable, Equatable, Sendable {
         inputMutes = mixer.inputMutes
         outputGains = mixer.outputGains.map(Preset.decimal)
         outputMutes = mixer.outputMutes
+        if mixer.hasDelays { outputDelays = mixer.outputDelays }
         matrix = (0..<mixer.inputs).map { i in
             (0..<mixer.outputs).map { j in Preset.decimal(mixer.crosspoint(input: i, output: j)) }
         }
@@ -113,6 +118,7 @@ public struct Preset: Codable, Equatable, Sendable {
         inputMutes = try c.decodeIfPresent([Bool].self, forKey: .inputMutes) ?? Array(repeating: false, count: n)
         outputGains = try c.decodeIfPresent([Double].self, forKey: .outputGains) ?? Array(repeating: 1, count: m)
         outputMutes = try c.decodeIfPresent([Bool].self, forKey: .outputMutes) ?? Array(repeating: false, count: m)
+        outputDelays = try c.decodeIfPresent([Double].self, forKey: .outputDelays)
         rampMilliseconds = try c.decodeIfPresent(Double.self, forKey: .rampMilliseconds) ?? Mixer.defaultRampMilliseconds
         midiPorts = try c.decodeIfPresent(Bool.self, forKey: .midiPorts)
         midiMappings = try c.decodeIfPresent([String].self, forKey: .midiMappings)
@@ -135,6 +141,7 @@ public struct Preset: Codable, Equatable, Sendable {
             ("input.position", inputChannels.count, inputs, "inputs"), ("output.position", outputChannels.count, outputs, "outputs"),
             ("gain.in", inputGains.count, inputs, "inputs"), ("mute.in", inputMutes.count, inputs, "inputs"),
             ("gain.out", outputGains.count, outputs, "outputs"), ("mute.out", outputMutes.count, outputs, "outputs"),
+            ("delay.out", outputDelays?.count ?? outputs, outputs, "outputs"),
             ("matrix", matrix.count, inputs, "inputs"),
         ] where count != expected {
             throw .shapeMismatch("\(key) has \(count) entries but the preset has \(expected) \(what)")
@@ -186,6 +193,7 @@ extension Mixer {
         for j in 0..<outputs {
             try next.setOutputGain(j, preset.outputGains[j])
             try next.setOutputMute(j, preset.outputMutes[j])
+            try next.setOutputDelay(j, milliseconds: preset.outputDelays?[j] ?? 0)
         }
         try next.setMatrix(rows: preset.matrix)
         try next.setRamp(milliseconds: preset.rampMilliseconds)
@@ -203,7 +211,7 @@ extension Preset {
     /// The keys of a preset, in the order they are written.
     public static let keys = [
         "format", "version", "inputs", "outputs", "input.position", "output.position", "gain.master", "mute.master",
-        "gain.in", "mute.in", "gain.out", "mute.out", "matrix", "ramp.ms", "midi", "midi.map",
+        "gain.in", "mute.in", "gain.out", "mute.out", "delay.out", "matrix", "ramp.ms", "midi", "midi.map",
         "devices", "targets",
     ]
 
@@ -217,6 +225,9 @@ extension Preset {
             ("gain.master", .number(masterGain)), ("mute.master", .bool(masterMute)),
             ("gain.in", .array(inputGains.map(JSONValue.number))), ("mute.in", .array(inputMutes.map(JSONValue.bool))),
             ("gain.out", .array(outputGains.map(JSONValue.number))), ("mute.out", .array(outputMutes.map(JSONValue.bool))),
+        ]
+        if let outputDelays { members.append(("delay.out", .array(outputDelays.map(JSONValue.number)))) }
+        members += [
             ("matrix", .array(matrix.map { .array($0.map(JSONValue.number)) })),
             ("ramp.ms", .number(rampMilliseconds)),
         ]
@@ -263,6 +274,7 @@ extension Preset {
         inputMutes = try bools("mute.in", n)
         outputGains = try doubles("gain.out", m2, 1)
         outputMutes = try bools("mute.out", m2)
+        outputDelays = try m["delay.out"]?.list("delay.out", limit: limit) { v, k throws(CrosspointError) in try v.double(k) }
         rampMilliseconds = try m["ramp.ms"]?.double("ramp.ms") ?? Mixer.defaultRampMilliseconds
         midiPorts = try m["midi"]?.bool("midi")
         midiMappings = try m["midi.map"]?.list("midi.map", limit: MIDISetup.mappingLimit) { v, k throws(CrosspointError) in try v.string(k) }

@@ -43,9 +43,20 @@ struct RenderPlan {
     /// outputs only.
     let changed: UnsafeMutablePointer<Bool>
 
+    /// Per output, its delay line (nil: never delayed; the lines belong to the mixer's
+    /// `DelayLinePool`, not to the plan) and its delay in seconds.
+    let delayLines: UnsafeMutablePointer<UnsafeMutablePointer<DelayLine>?>
+    let delaySeconds: UnsafeMutablePointer<Double>
+    /// The outputs that have a line, `delayedCount` of them.
+    let delayed: UnsafeMutablePointer<Int32>
+    let delayedCount: Int
+
     /// Allocates a plan for `mixer` (control thread): the plan, its program and every array
-    /// of both in one block (`BlockLayout`), what the steady render reads first.
-    static func make(for mixer: Mixer, kernel: KernelVersion) -> UnsafeMutablePointer<RenderPlan> {
+    /// of both in one block (`BlockLayout`), what the steady render reads first. `lines` are
+    /// the outputs' delay lines (`DelayLinePool.lines`), none when empty.
+    static func make(
+        for mixer: Mixer, kernel: KernelVersion, lines: [UnsafeMutablePointer<DelayLine>?] = []
+    ) -> UnsafeMutablePointer<RenderPlan> {
         let n = mixer.inputs, m = mixer.outputs
         var targets = [Float](repeating: 0, count: n * m)
         var starts = [Int32](repeating: 0, count: m + 1)
@@ -79,6 +90,10 @@ struct RenderPlan {
         let rampPositionAt = layout.reserve(Int32.self, m)
         let rampCountAt = layout.reserve(Int32.self, m)
         let changedAt = layout.reserve(Bool.self, m)
+        let delayedOutputs = (0..<m).filter { $0 < lines.count && lines[$0] != nil }.map { Int32($0) }
+        let delayedAt = layout.reserve(Int32.self, delayedOutputs.count)
+        let delayLinesAt = layout.reserve(UnsafeMutablePointer<DelayLine>?.self, m)
+        let delaySecondsAt = layout.reserve(Double.self, m)
         let startAt = layout.reserve(Int32.self, m + 1)
         let sourceAt = layout.reserve(Int32.self, sources.count)
         let gainAt = layout.reserve(Float.self, gains.count)
@@ -118,7 +133,10 @@ struct RenderPlan {
             rampFrom: block.array(at: rampFromAt, repeating: 0, count: n * m),
             rampStep: block.array(at: rampStepAt, repeating: 0, count: n * m),
             scratch: block.array(at: scratchAt, repeating: 0, count: n),
-            changed: block.array(at: changedAt, repeating: true, count: m)), count: 1)
+            changed: block.array(at: changedAt, repeating: true, count: m),
+            delayLines: block.array(at: delayLinesAt, from: (0..<m).map { $0 < lines.count ? lines[$0] : nil }),
+            delaySeconds: block.array(at: delaySecondsAt, from: mixer.outputDelays.map { $0 / 1000 }),
+            delayed: block.array(at: delayedAt, from: delayedOutputs), delayedCount: delayedOutputs.count), count: 1)
         return plan  // at the block's start (planAt is 0): `destroy` frees the block through it
     }
 
@@ -214,6 +232,17 @@ struct RenderPlan {
                 rampLength[j] = Int32(rampFrames)
             }
             clearScratch()
+        }
+    }
+
+    /// Hands each line this plan replaces (a bigger ring for the same output) over to the new
+    /// one (render thread, when installing).
+    func takeOverDelayLines(from previous: UnsafeMutablePointer<RenderPlan>?) {
+        guard let old = previous?.pointee, delayedCount != 0 else { return }
+        for k in 0..<delayedCount {
+            let j = Int(delayed[k])
+            guard j < old.outputs, let before = old.delayLines[j], let line = delayLines[j], before != line else { continue }
+            line.pointee.takeOver(from: before.pointee)
         }
     }
 

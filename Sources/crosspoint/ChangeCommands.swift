@@ -449,7 +449,7 @@ struct ParamCommand: ParsableCommand {
         discussion: """
         Every key `crosspoint params` lists, with indices or channel names (matrix.FL.MONO, \
         gain.out.2), in one call, applied in order. Values: gains as on the command line \
-        (0.5, -6dB, -inf, 2x, 3dB+), mutes true/false (on/off, 1/0), ramp.ms in ms, inputs and \
+        (0.5, -6dB, -inf, 2x, 3dB+), mutes true/false (on/off, 1/0), ramp.ms and delay.out.* in ms, inputs and \
         outputs whole numbers, channel-map and the positions as lists (1,0 or FL,FR).
 
         Examples:
@@ -525,7 +525,12 @@ enum ParamValue {
     ) throws -> ParameterValue {
         let family = p.kind.family
         switch family.type {
-        case .float where p == .ramp:
+        case .float where p.kind.family.unit == .milliseconds && p.kind == .outputDelay:
+            guard case let .milliseconds(ms) = try DelayAmount(parsing: text, key: p.key) else {
+                throw CommandError.invalid("\(p.key): samples need the graph's rate; `crosspoint delay NODE OUTPUT \(text.printable)` converts them")
+            }
+            return .number(ms)
+        case .float where p.kind.family.unit == .milliseconds:
             return .number(try milliseconds(text))
         case .float:
             let gain = try GainInput.parse(text, linear: linear)

@@ -49,7 +49,7 @@ enum CommandError: Error, CustomStringConvertible {
             let names = what == "input" ? mixer.inputChannels : mixer.outputChannels
             return .invalid("no \(what) channel is named '\(name.printable)'; the \(what)s are "
                 + names.joined(separator: ", ") + " (or their indices, 0 to \(names.count - 1))")
-        case let .outOfRange(key, value, range) where key == Parameter.ramp.key:
+        case let .outOfRange(key, value, range) where ParameterKind(key: key)?.family.unit == .milliseconds:
             return .invalid("\(key): \(Gain.format(value)) ms is \(value < range.lowerBound ? "below the minimum" : "above the maximum") "
                 + "\(Gain.format(value < range.lowerBound ? range.lowerBound : range.upperBound)) ms")
         case let .outOfRange(key, value, range):
@@ -195,7 +195,7 @@ final class Session {
         }
         if !exact {
             sent.removeAll { p in
-                guard p.kind.family.type == .float, p != .ramp, exists(p, in: before),
+                guard p.kind.family.type == .float, p.kind.family.unit == .gain, exists(p, in: before),
                       case let .number(old) = before.value(of: p), case let .number(new) = after.value(of: p),
                       signedDecibels(old) == signedDecibels(new) else { return false }
                 unchanged.append("\(p.key) is already \(signedDecibels(old)) dB")
@@ -290,7 +290,7 @@ final class Session {
     /// `reference`'s, though the values differ, gets two decimals (`-6.02 dB -> -6.00 dB`).
     private func show(_ value: ParameterValue, _ p: Parameter, reference: ParameterValue?) -> String {
         switch value {
-        case let .number(v) where p == .ramp: "\(Gain.format(v)) ms"
+        case let .number(v) where p.kind.family.unit == .milliseconds: "\(Gain.format(v)) ms"
         case let .number(v) where p.kind.family.type == .int: Gain.format(v)
         case let .number(v):
             if v == 0 { "-inf" } else {

@@ -61,6 +61,7 @@ func warmUpRenderPaths() throws {
         try mixer.update { m throws(CrosspointError) in
             try m.setCrosspoint(input: 5 - round, output: round, gain: 1)
             try m.setRamp(milliseconds: round == 3 ? 0 : 1)
+            try m.setOutputDelay(round, milliseconds: round == 2 ? 0 : 0.5)
         }
         bench.render(&renderer, frames: 29)
         bench.render(&renderer, frames: 64)
