@@ -36,6 +36,7 @@ struct Options {
     var checksum = false
     var levels = false
     var midi = false
+    var delays = false
     var kernel = KernelVersion.default
 
     static func parse(_ arguments: [String]) -> Options {
@@ -69,10 +70,11 @@ struct Options {
                 options.kernel = version
             case "--levels": options.levels = true
             case "--midi": options.midi = true
+            case "--delays": options.delays = true
             case "--help", "-h":
                 print("""
                     usage: crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS]
-                                            [--checksum] [--levels] [--midi] [--kernel NAME]
+                                            [--checksum] [--levels] [--midi] [--delays] [--kernel NAME]
                       --quick           fewer, shorter batches (about 6x faster, noisier)
                       --filter SHAPE    only shapes whose name contains SHAPE (e.g. 64x64, identity,
                                         "256x256 dense"); repeatable
@@ -87,6 +89,8 @@ struct Options {
                                         (default shapes 64x64 dense and 256x256 dense)
                       --midi            time MIDI control's data-thread work (an event, a feedback
                                         message) beside an 8x8 render of 64 frames
+                      --delays          time output delays: every output delayed, and cross-fading,
+                                        beside the same render without delays
                       --kernel NAME     the mixing kernel's version (default: the one chosen at load,
                                         the best this CPU runs: \(KernelVersion.default); this CPU runs
                                         \(KernelVersion.available.map(\.name).joined(separator: ", ")))
@@ -603,6 +607,10 @@ struct CrosspointBench {
         let machine = MachineInfo.current()
         if options.midi {
             runMIDI(quick: options.quick, machine: machine)
+            return
+        }
+        if options.delays {
+            runDelays(quick: options.quick, machine: machine)
             return
         }
         if options.levels {

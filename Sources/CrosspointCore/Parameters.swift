@@ -101,7 +101,7 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
         case .midiLearn:
             .init(pattern: MIDILearn.key, type: .names, defaultValue: 0, range: 0...1,
                   summary: "A request, not a setting (not in Props): the next MIDI control that moves on midi_in is mapped to this key (added to midi.map); [] stops, and learning stops by itself after 60 s",
-                  access: .writeOnly, rangeNote: "[ KEY ] (a gain, cross-point, mute or ramp.ms) or []")
+                  access: .writeOnly, rangeNote: "[ KEY ] (a gain, cross-point, mute, delay or ramp.ms) or []")
         case .devices:
             .init(pattern: VirtualDevice.key, type: .names, defaultValue: 0, range: 0...Double(VirtualDevice.limit),
                   summary: "Virtual devices applications choose, one string each: sink or source, NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT] (README: Crosspoint as your sound output)",

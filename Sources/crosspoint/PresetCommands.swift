@@ -41,12 +41,9 @@ struct NodeDocument: Encodable {
     static let descriptiveKeys: Set<String> = ["id", "name", "description", "input.ports", "output.ports", "input.links", "output.links",
                                                "sinks", "device.streams"]
 
-    /// The keys of a preset, as Core writes one.
-    static let presetKeys: Set<String> = {
-        guard let mixer = try? Mixer(inputs: 1, outputs: 1), let data = try? JSONEncoder().encode(mixer.preset),
-              let object = try? JSONDecoder().decode([String: AnyJSON].self, from: data) else { return [] }
-        return Set(object.keys)
-    }()
+    /// The keys of a preset, as Core reads one (those written only when set included:
+    /// `midi`, `devices`, `delay.out`...).
+    static let presetKeys = Set(Preset.keys)
 
     enum Keys: String, CodingKey {
         case id, name, description

@@ -281,7 +281,7 @@ final class Session {
         switch p.kind {
         case .crosspoint: "\(target.inputName(p.input, mixer)) -> \(target.outputName(p.output, mixer))"
         case .inputGain, .inputMute: target.inputName(p.input, mixer)
-        case .outputGain, .outputMute: target.outputName(p.output, mixer)
+        case .outputGain, .outputMute, .outputDelay: target.outputName(p.output, mixer)
         default: nil
         }
     }

@@ -194,7 +194,8 @@ struct NodeView {
         let inGains = mixer.inputGains.map(cell)
         let inLevels = levels.map { r in (0..<mixer.inputs).map { MeterView.cell(r.inputs, $0) } }
         let outLevels = levels.map { r in (0..<mixer.outputs).map { MeterView.cell(r.outputs, $0) } }
-        let cellWidth = max(4, (cells.flatMap { $0 } + outGains + (outLevels ?? [])).map(\.0.count).max() ?? 4)
+        let delays: [(String, Terminal.Style?)] = mixer.outputDelays.map { $0 == 0 ? ("", nil) : (Gain.format($0) + "ms", .cyan) }
+        let cellWidth = max(4, (cells.flatMap { $0 } + outGains + (outLevels ?? []) + delays).map(\.0.count).max() ?? 4)
         let (headers, corner, width) = columnHeaders(cellWidth: cellWidth)
 
         let labelWidth = max(inputLabels.map(\.count).max()!, 4, corner.count)
@@ -227,6 +228,9 @@ struct NodeView {
             if let outLevels { out += row("level", .bold, none, none, columns.map { outLevels[$0] }) }
             if columns.contains(where: { mixer.outputMutes[$0] }) {
                 out += row("mute", .bold, none, none, columns.map { (mixer.outputMutes[$0] ? "M" : "", .red) })
+            }
+            if columns.contains(where: { mixer.outputDelays[$0] != 0 }) {
+                out += row("delay", .bold, none, none, columns.map { delays[$0] })
             }
             out += String(repeating: "-", count: left - 2) + "+" + String(repeating: "-", count: columns.count * (width + 1)) + "\n"
             for i in 0..<mixer.inputs {

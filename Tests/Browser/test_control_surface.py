@@ -854,8 +854,9 @@ class ControlSurface(unittest.TestCase):
         """12. Virtual devices and output groups on the page: input strips fed by a virtual sink show
         its name and the application playing into it (pw-play --target, chosen through WirePlumber);
         output strips carrying a virtual source show it; the device an output group follows is
-        chosen from a list of the sinks there are, and the node links its outputs there. Both ways:
-        a change of `targets` by pw-cli reaches the list. Screenshot: Tests/Browser/virtual-devices.png."""
+        chosen from a list of the sinks there are, and the node links its outputs there; an
+        output's delay is set on its strip. Both ways: a change of `targets` or of a delay by
+        pw-cli reaches the page. Screenshot: Tests/Browser/virtual-devices.png."""
         node, _, _ = self.open_node("xp-desk")
         b = self.browser
         wait_until("Game on input 2's strip", lambda: b.find("in-links-2").text.startswith("◂ Game"))
@@ -882,7 +883,24 @@ class ControlSurface(unittest.TestCase):
                  "s.dispatchEvent(new Event('change'));")
             wait_until("targets in Props", lambda: self.sandbox.params(node).get("targets") == ["xp-speakers-2 outputs=FL,FR"], timeout=10)
             wait_until("the outputs linked to the speakers", lambda: "xp-speakers-2:playback_FL" in b.find("out-links-0").text, timeout=10)
+            # An output's delay, set on its strip (the editor takes it as the command line does).
+            self.assertEqual(b.find("out-delay-1").text, "delay")
+            b.find("out-delay-1").click()
+            editor = b.driver.find_element("css selector", "[data-testid=editor]")
+            editor.send_keys("12.5ms\n")  # the editor opens with its text selected: typing replaces it
+            wait_until("delay.out.1 in Props", lambda: self.sandbox.params(node).get("delay.out.1") == 12.5, timeout=10)
+            wait_until("the strip to show it", lambda: b.find("out-delay-1").text == "12.5 ms")
             b.driver.save_screenshot(DEVICES_SCREENSHOT)
+            # A bad one is refused in the editor, naming why; the delay stays.
+            b.find("out-delay-1").click()
+            editor = b.driver.find_element("css selector", "[data-testid=editor]")
+            editor.send_keys("2s\n")
+            wait_until("the editor's error", lambda: "not a delay" in b.js("return document.querySelector('.editor .err').textContent"))
+            editor.send_keys("\ue00c")  # Escape
+            self.assertEqual(self.sandbox.params(node).get("delay.out.1"), 12.5)
+            # The other way: pw-cli removes it, the strip follows.
+            self.sandbox.run(["pw-cli", "set-param", str(node), "Props", '{ params = [ "delay.out.1" 0.0 ] }'])
+            wait_until("the strip to follow pw-cli", lambda: b.find("out-delay-1").text == "delay")
             # The other way: a change by pw-cli reaches the list.
             self.sandbox.run(["pw-cli", "set-param", str(node), "Props", '{ params = [ "targets" [ "default outputs=FL,FR" ] ] }'])
             wait_until("the list to follow pw-cli", lambda: b.js("return document.querySelector('[data-testid=out-target-0]').value;") == "default")

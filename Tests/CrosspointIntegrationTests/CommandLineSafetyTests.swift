@@ -170,7 +170,7 @@ struct CommandLineSafetyTests {
         let pairs = [
             ("inputs", "3"), ("outputs", "3"), ("input.position", "L,R,C"), ("output.position", "FL,FR,RL"),
             ("channel-map", "2,1,0"), ("matrix.L.RL", "0.5"), ("gain.master", "0.5"), ("gain.in.C", "0.25"),
-            ("gain.out.FR", "-6dB"), ("mute.in.R", "true"), ("mute.out.FL", "on"), ("ramp.ms", "7"),
+            ("gain.out.FR", "-6dB"), ("mute.in.R", "true"), ("mute.out.FL", "on"), ("delay.out.RL", "12.5ms"), ("ramp.ms", "7"),
             ("midi", "on"), ("midi.map", "cc 1 7 gain.in.C, note 1 60 mute.out.FL momentary"),
             ("devices", "sink xp-show-game channels=L,R description=Show game"), ("targets", "nowhere-sink outputs=FL,FR"),
         ]
@@ -345,7 +345,7 @@ struct CommandLineSafetyTests {
             .write(toFile: "\(directory)/one.json", atomically: false, encoding: .utf8)
         try expectRefused(sandbox, [
             (["load", "xp-cli", "\(directory)/typo.json"],
-             "typo.json: not a Crosspoint preset: unknown key 'gain.mastr' (did you mean 'gain.master'?); a preset's keys are format, gain.in"),
+             "typo.json: not a Crosspoint preset: unknown key 'gain.mastr' (did you mean 'gain.master'?); a preset's keys are delay.out, devices, format, gain.in"),
             (["load", "xp-cli", "\(directory)/extra.json"], "unknown key 'links'"),
             (["load", "xp-cli", "\(directory)/one.json"], "one.json: gain.in has 2 entries but the preset has 1 input"),
         ])

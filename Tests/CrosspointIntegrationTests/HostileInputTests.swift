@@ -74,10 +74,10 @@ struct HostileInputTests {
         let params = graph.params(of: "xp-long-names")
         #expect(sandbox.float(params["matrix.59.59"]) == 1)
         #expect(sandbox.float(params["matrix.3.3"]) == 1)
-        // Every key has its PropInfo: 60x60 cross-points, 60 gains and mutes a side, and the
-        // keys without indices (channel-map, ramp.ms, inputs ...).
+        // Every key has its PropInfo: 60x60 cross-points, 60 gains and mutes a side, 60 output
+        // delays, and the keys without indices (channel-map, ramp.ms, inputs ...).
         let unindexed = Parameter.families.filter { !$0.pattern.contains("<") }.count
-        #expect(graph.propInfoNames(of: "xp-long-names").count == 3600 + 4 * 60 + unindexed)
+        #expect(graph.propInfoNames(of: "xp-long-names").count == 3600 + 5 * 60 + unindexed)
         #expect(!sandbox.daemonLog.contains("overflowed"), "\(sandbox.daemonLog.suffix(2000))")
     }
 }

@@ -123,6 +123,8 @@ func writePropsSeeds(_ directory: String) {
                   PropsEntry(key: "midi.learn", value: .names(["gain.out.0"]))], nil),
         ("devices", [PropsEntry(key: "devices", value: .names(["sink game description=Game", "sink chat position=MONO default",
                                                              "source stream-mix channels=0,FR description=Stream mix"]))], nil),
+        ("delays", [PropsEntry(key: "delay.out.0", value: .number(12.5)), PropsEntry(key: "delay.out.FR", value: .number(1000)),
+                    PropsEntry(key: "delay.out.1", value: .number(0))], nil),
     ]
     for (name, entries, mute) in changes {
         let buffer = PodBuffer(size: 8192)
@@ -133,6 +135,7 @@ func writePropsSeeds(_ directory: String) {
         ("map", #"{ params = [ "channel-map" [ 1 0 ] ] }"#),
         ("map-pair34", #"{ params = [ "channel-map" [ -1 -1 0 1 ] ] }"#),
         ("mute", #"{ params = [ "mute.in.1" true "gain.master" 0.8 ] }"#),
+        ("delay", #"{ params = [ "delay.out.1" 180.0 "delay.out.FL" 0 ] }"#),
         ("midi", #"{ params = [ "midi" true "midi.map" [ "cc 1 7 gain.in.0" "note 1 60 mute.in.FL momentary" ] ] }"#),
         ("devices", #"{ params = [ "devices" [ "sink game description=Game" "source mix position=FL,FR,FC channels=a,b,0" ] ] }"#),
         ("targets", #"{ params = [ "targets" [ "default outputs=0" "alsa_output.usb outputs=FR offset=2" ] ] }"#),

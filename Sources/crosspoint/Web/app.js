@@ -158,6 +158,9 @@ const cellGain = (i, j) => {
   }
   return S.node.matrix[i][j];
 };
+/** Output j's delay in ms (0 when the node writes none). */
+const delayOf = (j) => { const v = value('delay.out.' + j); return typeof v === 'number' ? v : 0; };
+const fmtMs = (ms) => (Math.round(ms * 1000) / 1000) + ' ms';
 const gainOf = (tg) => { const v = value(keyOf(tg)); return typeof v === 'number' ? v : 0; };
 const muteOf = (tg) => !!value(muteKeyOf(tg));
 
@@ -774,8 +777,9 @@ function makeOutStrip(j) {
   me.m.setAttribute('data-peak', '');
   const clip = h('i', { class: 'clip', title: 'Clip (peak at 0 dBFS); click to clear' });
   const mw = h('div', { class: 'mwrap', 'data-act': 'clip' }, clip, me.m);
-  e.append(name, links, mw, gain, mute);
-  Object.assign(e, { _side: 'out', _i: j, _name: name, _links: links, _gain: gain, _mute: mute, _clip: clip, _me: me, _k: '' });
+  const delay = h('button', { class: 'dly', 'data-testid': 'out-delay-' + j, 'data-act': 'delay' });
+  e.append(name, links, mw, gain, mute, delay);
+  Object.assign(e, { _side: 'out', _i: j, _name: name, _links: links, _gain: gain, _mute: mute, _delay: delay, _clip: clip, _me: me, _k: '' });
   gain._i = -1; gain._j = j;
   initMeterCache(e);
   patchStrip(e);
@@ -840,8 +844,9 @@ function patchStrip(e) {
   const streams = device ? ((n['device.streams'] || {})[device.name] || []) : [];
   const group = input ? null : groupOf(name);
   const sinks = n.sinks || [];
+  const delay = input ? 0 : delayOf(i);
   const k = name + '\u0001' + port + '\u0001' + links.join('\u0002') + '\u0001' + g + '\u0001' + muted + '\u0001'
-    + JSON.stringify([device, streams, group, group && group.first ? sinks : 0]);
+    + JSON.stringify([device, streams, group, group && group.first ? sinks : 0, delay]);
   if (k === e._k) return;
   e._k = k;
   e._name.textContent = name;
@@ -875,6 +880,14 @@ function patchStrip(e) {
   e._gain.setAttribute('aria-label', what + name + ' gain');
   e._gain.setAttribute('aria-valuetext', sayGain(g));
   e._gain.title = what.trim() + ' gain ' + sayGain(g) + ': drag, wheel or double-click';
+  if (!input) {
+    // The output's delay (README: a delay per output): shown when set, and set here.
+    e._delay.textContent = delay ? fmtMs(delay) : 'delay';
+    e._delay.classList.toggle('set', !!delay);
+    e._delay.title = (delay ? 'Output ' + name + ' is ' + fmtMs(delay) + ' late' : 'No delay on output ' + name)
+      + ': click to set (12ms, 576samples is for the command line; 0 removes it)';
+    e._delay.setAttribute('aria-label', 'Delay of output ' + name + ': ' + (delay ? fmtMs(delay) : 'none'));
+  }
   e._mute.setAttribute('aria-pressed', String(muted));
   e._mute.setAttribute('aria-label', 'Mute ' + what.toLowerCase() + name);
   e._mute.title = (muted ? 'Unmute ' : 'Mute ') + what.toLowerCase() + name;
@@ -1104,6 +1117,10 @@ function openEditor(tg, anchor) {
   if (tg.t === 'name') {
     input.value = S.node[tg.side === 'in' ? 'input.position' : 'output.position'][tg.i];
     input.setAttribute('aria-label', 'Channel name');
+  } else if (tg.t === 'delay') {
+    input.value = fmtMs(delayOf(tg.j));
+    input.setAttribute('aria-label', 'Delay in milliseconds: 12ms, 0 for none');
+    input.placeholder = '12ms';
   } else {
     input.value = editText(gainOf(tg));
     input.setAttribute('aria-label', 'Gain: -6dB, 0.5, -inf or 2x');
@@ -1143,6 +1160,10 @@ function submitEditor() {
     if (list[tg.i] === text) { closeEditor(true); return; }
     list[tg.i] = text;
     val = list;
+  } else if (tg.t === 'delay') {
+    key = 'delay.out.' + tg.j;
+    val = text;                       // as typed (12, 12ms): the server reads it like the command line
+    S.local.delete(key);
   } else {
     key = keyOf(tg);
     val = text;                       // as typed: the server reads it like the command line
@@ -1413,8 +1434,9 @@ function boot() {
     if (L.on && act.dataset.act === 'mute') { learn(muteKeyOf(tg), act); return; }
     if (act.dataset.act === 'mute') toggleMute(tg);
     else if (act.dataset.act === 'rename') openEditor({ t: 'name', side: strip._side, i: strip._i }, strip._name);
+    else if (act.dataset.act === 'delay') openEditor({ t: 'delay', j: strip._i }, strip._delay);
     else if (act.dataset.act === 'clip') { clearClip(strip); }
-    if (act.dataset.act !== 'rename') G.vp.focus({ preventScroll: true });
+    if (act.dataset.act !== 'rename' && act.dataset.act !== 'delay') G.vp.focus({ preventScroll: true });
   });
   // focus on the grid with the mouse must not steal from buttons: buttons in strips keep focus off
   G.vp.addEventListener('mousedown', (ev) => { if (ev.target.closest('button')) ev.preventDefault(); });

@@ -1,0 +1,57 @@
+import ArgumentParser
+import CrosspointClient
+import CrosspointCore
+
+/// `crosspoint delay`: the delay of outputs, over the `delay.out.<out>` keys of the parameter
+/// table, in milliseconds or in samples at the graph's rate.
+struct DelayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delay",
+        abstract: "Delay outputs, to line up devices of different latency.",
+        discussion: """
+        \(ParameterHelp.describe("delay.out.<out>"))
+
+        DELAY is milliseconds (12, 12ms, 0.5ms) or samples (576samples, 576smp), the latter at \
+        the rate the graph runs at (clock.force-rate, else clock.rate) and kept as \
+        milliseconds. 0 removes the delay. The output cross-fades from its old delay to the new \
+        one over ramp.ms, so a change does not click; a first delay on an output that is \
+        playing starts once the node has recorded that much of it.
+
+        Examples:
+          crosspoint delay desk spk_FL,spk_FR 180ms     the wired speakers wait for a Bluetooth one
+          crosspoint delay xp AUX2 576samples
+          crosspoint delay xp AUX2 0
+        """)
+
+    @OptionGroup var connection: Connection
+    @OptionGroup var output: ReportOptions
+    @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
+    @Argument(help: ArgumentHelp("The outputs, by name or index, separated by commas.", valueName: "outputs")) var outputs: String
+    @Argument(help: ArgumentHelp("Milliseconds (12, 12ms) or samples (576samples), 0 to 1 s.", valueName: "delay")) var delay: String
+
+    func run() throws {
+        let text = CommandLineWords.restore(delay)
+        let amount: DelayAmount
+        do {
+            amount = try DelayAmount(parsing: text, key: "delay")
+        } catch {
+            throw CommandError.invalid(error.description)
+        }
+        let session = try connection.connect()
+        let target = try session.target(node)
+        var rate = 0.0
+        if case .samples = amount {
+            guard let graph = try session.client.graphRate() else {
+                throw CommandError.invalid("delay: samples need the graph's rate, and the settings metadata has none; give milliseconds")
+            }
+            rate = graph
+        }
+        try session.change(target, report: output.reporter) { m in
+            let names = CommandLineWords.restore(outputs).split(separator: ",", omittingEmptySubsequences: false)
+            for name in names {
+                let j = try ParamCommand.parameter("delay.out.\(name)", in: m).output
+                try m.setOutputDelay(j, milliseconds: try amount.milliseconds(atRate: rate, key: "delay.out.\(j)"))
+            }
+        }
+    }
+}
