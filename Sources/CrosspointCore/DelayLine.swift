@@ -69,18 +69,41 @@ struct DelayLine {
         }
         var n = 0
         if fadeLength != 0 {
-            // The fade: from the old delay's samples to the new one's.
+            // The fade: the old delay's samples, then the new one's blended in, a contiguous
+            // stretch of the ring at a time.
             let count = min(frames, fadeLength - fadePosition)
-            let length = Float(fadeLength)
+            read(into: out, count: count, at: (start - from) & mask)
+            var position = (start - current) & mask
             while n < count {
-                let t = Float(fadePosition + n + 1) / length
-                let a = ring[(start + n - from) & mask], b = ring[(start + n - current) & mask]
-                out[n] = a + (b - a) * t
-                n += 1
+                let stretch = min(count - n, capacity - position)
+                DelayLine.blend(out + n, ring + position, stretch, first: fadePosition + n + 1, length: fadeLength)
+                n += stretch
+                position = 0
             }
             advanceFade(by: count)
         }
         if n < frames && current != 0 { read(into: out + n, count: frames - n, at: (start + n - current) & mask) }
+    }
+
+    /// out[k] = a + (b[k] - a) * t, t = (first + k) / length, with a = out[k]: the cross-fade,
+    /// eight samples at a time.
+    @inline(__always)
+    private static func blend(_ out: UnsafeMutablePointer<Float>, _ b: UnsafePointer<Float>, _ count: Int, first: Int, length: Int) {
+        typealias V = SIMD8<Float>
+        let scale = V(repeating: Float(length)), eight = V(repeating: 8)
+        var index = V(0, 1, 2, 3, 4, 5, 6, 7) + V(repeating: Float(first))
+        var k = 0
+        while k + 8 <= count {
+            let a = UnsafeRawPointer(out + k).loadUnaligned(as: V.self), y = UnsafeRawPointer(b + k).loadUnaligned(as: V.self)
+            UnsafeMutableRawPointer(out + k).storeBytes(of: a + (y - a) * (index / scale), as: V.self)
+            index += eight
+            k += 8
+        }
+        while k < count {
+            let a = out[k]
+            out[k] = a + (b[k] - a) * (Float(first + k) / Float(length))
+            k += 1
+        }
     }
 
     /// Writes a block (silence for none) into the ring at `start`.

@@ -12,7 +12,7 @@ enum Completion {
                                                  "--inputs", "--outputs", "--position", "--description"]
     static let commands: Set<String> = ["list", "show", "set", "gain", "mute", "unmute", "map", "matrix", "ramp", "resize",
                                         "rename", "param", "route", "unroute", "devices", "save", "load", "params", "meter", "serve",
-                                        "follow", "unfollow"]
+                                        "follow", "unfollow", "delay"]
 
     /// The positional words after the subcommand (options and their values left out), and
     /// the `--remote`/`--to` values, up to (not including) the word being completed.

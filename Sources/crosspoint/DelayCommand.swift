@@ -26,7 +26,9 @@ struct DelayCommand: ParsableCommand {
     @OptionGroup var connection: Connection
     @OptionGroup var output: ReportOptions
     @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
-    @Argument(help: ArgumentHelp("The outputs, by name or index, separated by commas.", valueName: "outputs")) var outputs: String
+    @Argument(help: ArgumentHelp("The outputs, by name or index, separated by commas.", valueName: "outputs"),
+              completion: .custom { words, _, prefix in Completion.channels(words, .output, prefix: prefix) })
+    var outputs: String
     @Argument(help: ArgumentHelp("Milliseconds (12, 12ms) or samples (576samples), 0 to 1 s.", valueName: "delay")) var delay: String
 
     func run() throws {

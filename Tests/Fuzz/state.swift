@@ -80,6 +80,7 @@ func writeStateSeeds(_ directory: String) {
             try changed.setOutputMute(0, true)
             try changed.setCrosspoint(input: 0, output: 0, gain: 0.3)
             try changed.setRamp(milliseconds: 0)
+            try changed.setOutputDelay(changed.outputs - 1, milliseconds: 12.5)
             write(NodeState(configured: fingerprint, mixer: changed.preset, links: links), "state-\(k)-changed-with-links")
             var resized = configured
             try resized.resize(inputs: 6, outputs: 3)
