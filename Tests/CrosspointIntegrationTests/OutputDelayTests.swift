@@ -111,15 +111,26 @@ struct OutputDelayIntegrationTests {
         var clean = false
         for attempt in 1...3 where !clean {
             let read = try play(sandbox, samples) {
+                // After the half second of silence has begun to play: every change during the sine.
+                usleep(400_000)
                 for typed in ["5.5ms", "100ms", "0", "0.5ms", "24samples"] {
                     usleep(450_000)
                     let set = sandbox.crosspoint("delay", "desk", "FR", typed)
                     #expect(set.succeeded, "\(typed): \(set.stderr)")
                 }
             }
-            func largestStep(_ x: [Float]) -> Float { zip(x.dropFirst(), x).map { abs($0 - $1) }.max() ?? 0 }
+            // The sine's steady part on FL (its start and end step from and to silence), and the
+            // same stretch of FR.
+            let first = read[0].firstIndex { abs($0) > 0.01 } ?? 0, last = read[0].lastIndex { abs($0) > 0.01 } ?? 0
+            let steady = (first + 4800)..<max(first + 4800, last - 4800)
+            func largestStep(_ x: [Float]) -> (Float, Int) {
+                var best: (Float, Int) = (0, 0)
+                for n in steady.dropFirst() where abs(x[n] - x[n - 1]) > best.0 { best = (abs(x[n] - x[n - 1]), n) }
+                return best
+            }
             // The undelayed output tells what the machine did: a missed cycle steps it too.
-            let own = largestStep(read[0]), delayed = largestStep(read[1])
+            let (own, at) = largestStep(read[0]), (delayed, atDelayed) = largestStep(read[1])
+            print("attempt \(attempt): the sine from \(first) to \(last); largest step on FL at \(at), on FR at \(atDelayed)")
             let peak = read[0].map(abs).max() ?? 0
             let expected = peak * Float(2 * Double.pi * 1000 / 48000)
             print("attempt \(attempt): largest step on FL \(own), on FR \(delayed), the sine's own \(expected)")
