@@ -53,6 +53,8 @@ public struct NodeConfiguration: Sendable {
               summary: "Virtual devices applications choose: sinks feeding inputs, sources carrying outputs (README: Crosspoint as your sound output)"),
         .init(name: "targets", example: "[ { device = default outputs = [ FL FR ] } ]",
               summary: "Outputs that follow a device: a sink by node.name, or default, matched by position or from an offset"),
+        .init(name: "delay.out", example: "{ FL = 180 FR = 180 }",
+              summary: "Delays of outputs in ms (0 to 1000), by output name or index, or a list of one per output"),
     ]
 
     static let passThroughPrefixes = ["node.", "media.", "object.", "priority.", "audio.rate"]
@@ -171,6 +173,12 @@ public struct NodeConfiguration: Sendable {
         if let v = values["targets"] {
             let texts = try Self.targetTexts(v)
             try Self.apply("targets", to: &mixer) { m throws(CrosspointError) in try m.setTargets(texts) }
+        }
+        if let v = values["delay.out"] {
+            let delays = try Self.outputDelays(v, in: mixer)
+            try Self.apply("delay.out", to: &mixer) { m throws(CrosspointError) in
+                for (j, ms) in delays { try m.setOutputDelay(j, milliseconds: ms) }
+            }
         }
         self.mixer = mixer
         nodeDescription = values[PW_KEY_NODE_DESCRIPTION]?.text ?? "Crosspoint \(inputs)x\(outputs)"

@@ -18,4 +18,19 @@ struct ArgumentTests {
         #expect(error("}}}") != nil)
         #expect(error("{ inputs = 2 outputs = 1 }") == nil)
     }
+
+    @Test("delay.out sets the outputs' delays by name, index or as a list; a bad one is refused naming it")
+    func outputDelays() throws {
+        let byName = try NodeConfiguration(arguments: "{ output.position = [ FL FR RL RR ] delay.out = { RL = 180 3 = 12.5 } }")
+        #expect(byName.mixer.outputDelays == [0, 0, 180, 12.5])
+        let list = try NodeConfiguration(arguments: "{ outputs = 2 delay.out = [ 0 1000 ] }")
+        #expect(list.mixer.outputDelays == [0, 1000])
+        #expect(error("{ outputs = 2 delay.out = [ 0 ] }")?.contains("argument 'delay.out': lists 1 delays but the node has 2 outputs") == true)
+        #expect(error("{ outputs = 2 delay.out = { XX = 1 } }")?.contains("no output channel is named 'XX'; the outputs are FL, FR") == true)
+        #expect(error("{ outputs = 2 delay.out = { FL = 1001 } }")?.contains("output FL: 1001.0 ms is outside 0 to 1000 ms") == true)
+        #expect(error("{ outputs = 2 delay.out = { FL = soon } }")?.contains("output FL: \"soon\" is not a number") == true
+                || error("{ outputs = 2 delay.out = { FL = soon } }")?.contains("is not a number of milliseconds") == true)
+        #expect(error("{ outputs = 2 delay.out = { FL = 1 0 = 2 } }")?.contains("given twice") == true)
+        #expect(error("{ outputs = 2 delay.out = 5 }")?.contains("must be an object") == true)
+    }
 }
