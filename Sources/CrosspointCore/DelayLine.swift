@@ -135,11 +135,14 @@ struct DelayLine {
     }
 
     /// Takes over a line this one replaces (a bigger ring, for a higher rate): its state and
-    /// as much of its recent past as fits, so the output plays on as if nothing happened.
+    /// the recent past its delays read, so the output plays on as if nothing happened. Only
+    /// that much is copied (a cycle's work stays small); a longer delay asked for later waits
+    /// until the new ring holds it, as on any line.
     mutating func takeOver(from old: DelayLine) {
-        let count = min(old.recorded, capacity, old.capacity)
-        let oldMask = old.capacity - 1
-        for k in 0..<count { ring[k] = old.ring[(old.write - count + k) & oldMask] }
+        let count = min(min(old.recorded, max(old.current, old.from) + maximumFrameCount), min(old.capacity, capacity))
+        let first = min(count, old.capacity - ((old.write - count) & (old.capacity - 1)))
+        ring.update(from: old.ring + ((old.write - count) & (old.capacity - 1)), count: first)
+        if first < count { (ring + first).update(from: old.ring, count: count - first) }
         write = count & (capacity - 1)
         recorded = count
         current = min(old.current, maximumDelay)
@@ -202,6 +205,12 @@ struct DelayLinePool {
                 DelayLinePool.free(line)
             }
         }
+    }
+
+    /// Whether a line of the newest plan is too small for `rate`.
+    func needsBiggerLines(atRate rate: Double) -> Bool {
+        let capacity = DelayLinePool.capacity(atRate: rate)
+        return lines.contains { $0.map { $0.pointee.capacity < capacity } ?? false }
     }
 
     /// How many lines are allocated (tests).

@@ -112,6 +112,19 @@ public final class MatrixMixer {
         RenderPlan.destroy(plan)
     }
 
+    /// The sample rate the renderer last ran at, in whole hertz (0 before it has run).
+    public var renderRate: Int { state.pointee.observedRate.load(ordering: .relaxed) }
+
+    /// Makes bigger delay lines when the renderer runs at a rate the lines are too small for
+    /// (a delay of 1 s needs one second of ring at that rate): the same model published again,
+    /// so nothing ramps, and each new line takes its old one over when the renderer installs it.
+    /// Call it when `renderRate` changes.
+    public func refreshDelayLines() {
+        let rate = max(Double(renderRate), state.pointee.initialRate)
+        guard delayLines.needsBiggerLines(atRate: rate) else { return }
+        replace(with: mixer)
+    }
+
     /// How many delay lines are allocated (tests).
     var delayLineCount: Int { delayLines.allocated }
 
@@ -147,6 +160,8 @@ struct RenderState: ~Copyable {
     /// it changes, read by the control thread to size delay lines), and the one it began with.
     let observedRate = Atomic<Int>(0)
     let initialRate: Double
+    /// The rate the host last gave (render thread): `observedRate` is written only on a change.
+    var reportedRate = 0.0
 
     init(active: UnsafeMutablePointer<RenderPlan>, sampleRate: Double) {
         self.active = active
@@ -169,8 +184,9 @@ public struct MatrixRenderer: RenderBlock {
     public var sampleRate: Double {
         get { state.pointee.sampleRate }
         nonmutating set {
-            guard newValue != state.pointee.sampleRate else { return }
+            guard newValue != state.pointee.reportedRate else { return }
             state.pointee.sampleRate = newValue
+            state.pointee.reportedRate = newValue
             if newValue.isFinite && newValue > 0 && newValue < 1e7 {
                 state.pointee.observedRate.store(Int(newValue), ordering: .relaxed)
             }

@@ -35,6 +35,8 @@ public final class FilterNode {
     /// `midiPublishInterval` ms (the audio follows at once); the last change always lands.
     private var publishTimer: UnsafeMutablePointer<spa_source>?
     private var publishPending = false
+    /// The data thread's rate, watched on the main loop (RateWatch.swift).
+    private var rateWatch: RateWatch?
     static let midiPublishInterval: UInt64 = 30
     /// Called on the main loop when the filter fails (e.g. its connection breaks).
     public var onError: ((String) -> Void)?
@@ -83,6 +85,8 @@ public final class FilterNode {
         midi?.sendFeedback(for: mixer)
         levels.shape = { [unowned self] in (self.mixer.inputs, self.mixer.outputs) }
         levels.onPublish = { [unowned self] text in self.setProperty(LevelsCodec.property, text) }
+        rateWatch = RateWatch(loop: loop, engine: engine)
+        rateWatch?.onChange = { [unowned self] rate in self.setProperty(CrosspointProperty.rate, "\(rate)") }
 
         pw_filter_add_listener(filter, listener, FilterNode.events, context)
         let result = PropsCodec.withParams(for: mixer, includingInfo: true) { params in
@@ -100,6 +104,8 @@ public final class FilterNode {
         guard !destroyed else { return }
         destroyed = true
         levels.destroy()
+        rateWatch?.destroy()
+        rateWatch = nil
         if let removalTimer { cpshim_loop_destroy_source(loop, removalTimer) }
         removalTimer = nil
         if let publishTimer { cpshim_loop_destroy_source(loop, publishTimer) }

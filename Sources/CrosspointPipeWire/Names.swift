@@ -14,6 +14,9 @@ public enum CrosspointProperty {
     public static let devices = "crosspoint.devices"
     /// The node's output groups and the device each is linked to (`default: linked to ...`).
     public static let targets = "crosspoint.targets"
+    /// The sample rate the node runs at, in Hz, once it has run (`RateWatch`): what `crosspoint
+    /// delay` converts samples at.
+    public static let rate = "crosspoint.rate"
 }
 
 /// A Crosspoint node's port names: `in_<channel>` for a mixer input, `out_<channel>` for a mixer

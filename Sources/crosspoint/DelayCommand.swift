@@ -1,6 +1,7 @@
 import ArgumentParser
 import CrosspointClient
 import CrosspointCore
+import CrosspointPipeWire
 
 /// `crosspoint delay`: the delay of outputs, over the `delay.out.<out>` keys of the parameter
 /// table, in milliseconds or in samples at the graph's rate.
@@ -12,8 +13,8 @@ struct DelayCommand: ParsableCommand {
         \(ParameterHelp.describe("delay.out.<out>"))
 
         DELAY is milliseconds (12, 12ms, 0.5ms) or samples (576samples, 576smp), the latter at \
-        the rate the graph runs at (clock.force-rate, else clock.rate) and kept as \
-        milliseconds. 0 removes the delay. The output cross-fades from its old delay to the new \
+        the rate the node runs at (its property crosspoint.rate; before it has run, \
+        clock.force-rate or clock.rate) and kept as milliseconds. 0 removes the delay. The output cross-fades from its old delay to the new \
         one over ramp.ms, so a change does not click; a first delay on an output that is \
         playing starts once the node has recorded that much of it.
 
@@ -43,10 +44,15 @@ struct DelayCommand: ParsableCommand {
         let target = try session.target(node)
         var rate = 0.0
         if case .samples = amount {
-            guard let graph = try session.client.graphRate() else {
-                throw CommandError.invalid("delay: samples need the graph's rate, and the settings metadata has none; give milliseconds")
+            // The rate the node runs at, as it says; else the graph's (the settings metadata).
+            let properties = (try? session.client.properties(ofNode: target.node.id)) ?? [:]
+            if let text = properties[CrosspointProperty.rate], let node = Double(text), node.isFinite, node > 0 {
+                rate = node
+            } else if let graph = try session.client.graphRate() {
+                rate = graph
+            } else {
+                throw CommandError.invalid("delay: samples need the node's rate, which is not known yet; give milliseconds")
             }
-            rate = graph
         }
         try session.change(target, report: output.reporter) { m in
             let names = CommandLineWords.restore(outputs).split(separator: ",", omittingEmptySubsequences: false)

@@ -12,7 +12,7 @@ import Testing
 /// `between` before each block with the frame it starts at; returns every output's samples.
 /// With `counting`, each render runs in an allocation-counting window, and the allocations and
 /// frees are added to `counted`.
-private func play(
+func play(
     _ mixer: MatrixMixer, _ signal: [Float], blocks: [Int], rate: Double = 48000, listening: [Bool]? = nil,
     counted: UnsafeMutablePointer<(Int, Int)>? = nil, between: (Int) throws -> Void = { _ in }
 ) rethrows -> [[Float]] {
@@ -193,8 +193,11 @@ struct OutputDelayTests {
         var counted = (0, 0)
         let out = try withUnsafeMutablePointer(to: &counted) { c in
             try play(mixer, signal, blocks: [480], rate: 96000, counted: c) { at in
-                // The rate is seen by the first render; the next change makes lines for it.
-                if at == 9600 { try mixer.update { m throws(CrosspointError) in try m.setOutputGain(0, 1) ; try m.setRamp(milliseconds: 0) } }
+                // The rate is seen by the first render; the node's rate watch then asks for lines of its size.
+                if at == 9600 {
+                    #expect(mixer.renderRate == 96000)
+                    mixer.refreshDelayLines()
+                }
             }
         }
         #expect(counted == (0, 0))
@@ -227,5 +230,31 @@ struct OutputDelayTests {
         }
         #expect(changes > 50)
         #expect(counted == (0, 0), "\(counted.0) allocations, \(counted.1) frees")
+    }
+}
+
+@Suite("Output delays at higher rates")
+struct OutputDelayRateTests {
+    @Test("A 1 s delay at 96 kHz: clamped to what the 48 kHz line holds until bigger lines come, then exactly 1 s")
+    func oneSecondAtNinetySixKilohertz() throws {
+        var model = try Mixer(inputs: 1, outputs: 1)
+        try model.setRamp(milliseconds: 0)
+        try model.setOutputDelay(0, milliseconds: 1000)
+        let mixer = MatrixMixer(model)
+        var rng = SplitMix64(seed: 12)
+        let signal = (0..<400_000).map { _ in rng.sample() }
+        var refreshed = false
+        let out = try play(mixer, signal, blocks: [1024], rate: 96000) { at in
+            if at >= 20480 && !refreshed {
+                refreshed = true
+                #expect(mixer.delayLineCount == 1)
+                mixer.refreshDelayLines()
+                mixer.refreshDelayLines()  // once is enough: the lines are big enough now
+            }
+        }
+        let clamped = DelayLinePool.capacity(atRate: 48000) - maximumFrameCount  // 57,344 frames
+        #expect((30000..<40000).allSatisfy { out[0][$0] == (($0 < clamped) ? 0 : signal[$0 - clamped]) })
+        // Once the new line holds a second, the delay jumps (ramp 0) to it and stays.
+        #expect((300_000..<400_000).allSatisfy { out[0][$0] == signal[$0 - 96000] })
     }
 }

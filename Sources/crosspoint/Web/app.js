@@ -1432,6 +1432,7 @@ function boot() {
     const tg = strip._side === 'in' ? { t: 'in', i: strip._i } : { t: 'out', j: strip._i };
     setCursor(tg, false);
     if (L.on && act.dataset.act === 'mute') { learn(muteKeyOf(tg), act); return; }
+    if (L.on && act.dataset.act === 'delay') { learn('delay.out.' + strip._i, act); return; }
     if (act.dataset.act === 'mute') toggleMute(tg);
     else if (act.dataset.act === 'rename') openEditor({ t: 'name', side: strip._side, i: strip._i }, strip._name);
     else if (act.dataset.act === 'delay') openEditor({ t: 'delay', j: strip._i }, strip._delay);
