@@ -13,8 +13,8 @@ struct DelayCommand: ParsableCommand {
         \(ParameterHelp.describe("delay.out.<out>"))
 
         DELAY is milliseconds (12, 12ms, 0.5ms) or samples (576samples, 576smp), the latter at \
-        the rate the node runs at (its property crosspoint.rate; before it has run, \
-        clock.force-rate or clock.rate) and kept as milliseconds. 0 removes the delay. The output cross-fades from its old delay to the new \
+        the rate the node runs at (its property crosspoint.rate, once it has run) and kept \
+        as milliseconds. 0 removes the delay. The output cross-fades from its old delay to the new \
         one over ramp.ms, so a change does not click; a first delay on an output that is \
         playing starts once the node has recorded that much of it.
 
@@ -44,15 +44,13 @@ struct DelayCommand: ParsableCommand {
         let target = try session.target(node)
         var rate = 0.0
         if case .samples = amount {
-            // The rate the node runs at, as it says; else the graph's (the settings metadata).
+            // The rate the node runs at, as it says (once it has run).
             let properties = (try? session.client.properties(ofNode: target.node.id)) ?? [:]
-            if let text = properties[CrosspointProperty.rate], let node = Double(text), node.isFinite, node > 0 {
-                rate = node
-            } else if let graph = try session.client.graphRate() {
-                rate = graph
-            } else {
-                throw CommandError.invalid("delay: samples need the node's rate, which is not known yet; give milliseconds")
+            guard let text = properties[CrosspointProperty.rate], let node = Double(text), node.isFinite, node > 0 else {
+                throw CommandError.invalid("delay: samples need the rate \(target.name) runs at, which it says once it has run "
+                    + "(linked into a graph); give milliseconds, or link it first")
             }
+            rate = node
         }
         try session.change(target, report: output.reporter) { m in
             let names = CommandLineWords.restore(outputs).split(separator: ",", omittingEmptySubsequences: false)
