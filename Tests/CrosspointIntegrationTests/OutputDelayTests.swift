@@ -97,6 +97,7 @@ struct OutputDelayIntegrationTests {
             (["delay", "desk", "RR", "10"], "no output channel is named 'RR'"),
             (["delay", "desk", "FR", "soon"], "'soon' is not a delay"),
             (["param", "desk", "delay.out.FR", "-3"], "delay.out"),
+            (["param", "desk", "delay.out.FR", "576samples"], "`crosspoint delay NODE OUTPUT 576samples` converts them"),
         ] {
             let refused = sandbox.run([crosspointExecutable] + arguments, timeout: 30)
             #expect(!refused.succeeded && refused.stderr.contains(message), "\(arguments): \(refused.stderr)")
