@@ -3,6 +3,7 @@
 //
 //     crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS] [--checksum]
 //     crosspoint-bench --levels [--quick] [--filter SHAPE]... [--frames 256]
+//     crosspoint-bench --self-check
 //
 // Each cell is the median, over several batches, of the time per block; each batch repeats
 // the operation enough times to last a few milliseconds, and the contenders' batches are
@@ -20,6 +21,10 @@
 // level meter off (the one atomic load the node's data thread makes while nobody watches),
 // and with it on (every port measured, banks switched every eighth block as a 50 ms
 // collection would at 256 frames), batches interleaved, side by side.
+//
+// sgemm runs the kernel OpenBLAS picked at load, unless that is a pre-AVX fallback on a CPU
+// with AVX: then the benchmark restarts itself with the best kernel the CPU's flags allow
+// (openBLASCoreChoice in Support.swift; --self-check checks it) and the header says so.
 
 import COpenBLAS
 import CrosspointCore
@@ -38,6 +43,7 @@ struct Options {
     var midi = false
     var delays = false
     var kernel = KernelVersion.default
+    var selfCheck = false
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -71,10 +77,12 @@ struct Options {
             case "--levels": options.levels = true
             case "--midi": options.midi = true
             case "--delays": options.delays = true
+            case "--self-check": options.selfCheck = true
             case "--help", "-h":
                 print("""
                     usage: crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS]
                                             [--checksum] [--levels] [--midi] [--delays] [--kernel NAME]
+                           crosspoint-bench --self-check
                       --quick           fewer, shorter batches (about 6x faster, noisier)
                       --filter SHAPE    only shapes whose name contains SHAPE (e.g. 64x64, identity,
                                         "256x256 dense"); repeatable
@@ -94,6 +102,13 @@ struct Options {
                       --kernel NAME     the mixing kernel's version (default: the one chosen at load,
                                         the best this CPU runs: \(KernelVersion.default); this CPU runs
                                         \(KernelVersion.available.map(\.name).joined(separator: ", ")))
+                      --self-check      check the choice of OpenBLAS kernel (below) on made-up CPUs, and exit
+
+                    sgemm runs the kernel OpenBLAS picks when it is loaded (the `openblas:` line names it),
+                    unless OpenBLAS fell back to a pre-AVX kernel (Prescott, Core2, ...) on a CPU with AVX,
+                    as 0.3.21 does on CPUs it does not know: then the benchmark restarts itself with
+                    OPENBLAS_CORETYPE set to the best kernel the CPU's flags allow (Cooperlake, SkylakeX,
+                    Haswell or Sandybridge) and says so. An OPENBLAS_CORETYPE you set is kept.
                     """)
                 exit(0)
             default:
@@ -589,14 +604,44 @@ struct CrosspointBench {
         // OpenBLAS reads OPENBLAS_NUM_THREADS when it is loaded, before main, and starts its worker
         // threads then; openblas_set_num_threads(1) later stops it using them, but they stay
         // alive (and on some builds spin). So without the variable, set it and start over.
-        if getenv("OPENBLAS_NUM_THREADS").map({ String(cString: $0) }) != "1" {
+        // OPENBLAS_CORETYPE is read at load too: when OpenBLAS fell back to a pre-AVX kernel on a
+        // CPU with AVX (one it does not know), ask for the best kernel the CPU's flags allow,
+        // in the same restart, and pass on what OpenBLAS had picked (openBLASCoreChoice). A
+        // user's OPENBLAS_CORETYPE is kept.
+        let environment = { (name: String) in getenv(name).map { String(cString: $0) } }
+        var restart = false
+        if environment("OPENBLAS_NUM_THREADS") != "1" {
             setenv("OPENBLAS_NUM_THREADS", "1", 1)
+            restart = true
+        }
+        var blasOrigin = BLASCoreOrigin.openBLAS
+        if let asked = environment("OPENBLAS_CORETYPE") {
+            if let picked = environment(openBLASPickedVariable) {
+                blasOrigin = .chosen(picked: picked, asked: asked)
+                unsetenv(openBLASPickedVariable)
+            } else {
+                blasOrigin = .user(asked)
+            }
+        } else if let picked = openblas_get_corename().map({ String(cString: $0) }),
+                  // Only a DYNAMIC_ARCH build has kernels to choose from.
+                  openblas_get_config().map({ String(cString: $0).contains("DYNAMIC_ARCH") }) == true,
+                  let wanted = openBLASCoreChoice(picked: picked, cpuFlags: CPUInfo.read().flags)
+        {
+            setenv("OPENBLAS_CORETYPE", wanted, 1)
+            setenv(openBLASPickedVariable, picked, 1)
+            blasOrigin = .unapplied(picked: picked, wanted: wanted)
+            restart = true
+        }
+        if restart {
             execv("/proc/self/exe", CommandLine.unsafeArgv)
-            // exec failed: carry on with the one-thread setting below.
+            // exec failed: carry on with the one-thread setting below, and OpenBLAS's own kernel.
+            unsetenv(openBLASPickedVariable)
+            if case .unapplied = blasOrigin { unsetenv("OPENBLAS_CORETYPE") }
         }
         openblas_set_num_threads(1)
 
         let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
+        if options.selfCheck { exit(selfCheck() ? 0 : 1) }
         let shapes = allShapes.filter { shape in
             options.filters.isEmpty || options.filters.contains { shape.name.lowercased().contains($0) }
         }
@@ -629,7 +674,7 @@ struct CrosspointBench {
         print("crosspoint-bench: Crosspoint render vs OpenBLAS cblas_sgemm vs memcpy")
         print("date:    \(machine.date)")
         print("cpu:     \(machine.cpuModel), \(machine.onlineCores) cores online, flags: \(machine.vectorFlags.joined(separator: " "))")
-        print("openblas: \(machine.blasConfig) (core \(machine.blasCore)), threads: \(machine.blasThreads) (process threads: \(machine.processThreads))")
+        print("openblas: \(machine.blasConfig) (\(describeBLASCore(machine.blasCore, origin: blasOrigin))), threads: \(machine.blasThreads) (process threads: \(machine.processThreads))")
         print("build:   \(build); \(options.quick ? "quick: " : "")median of \(batches) batches of ~\(batchNanoseconds / 1_000_000) ms per cell and contender")
         print("layout:  buffers 64-byte aligned; channel stride = frames" + (options.pad > 0 ? " + \(options.pad) floats" : " (back to back)"))
         print("kernel:  \(options.kernel) (chosen at load: \(KernelVersion.default); this CPU runs \(KernelVersion.available.map(\.name).joined(separator: ", ")))")

@@ -18,6 +18,8 @@ CROSSPOINT_TEST_PACKAGES=(
     liblo-tools                                      # a real OSC client (oscsend, oscdump): serve --osc
     pipewire-pulse pulseaudio-utils                  # what applications see: pactl, paplay, parecord
 )
+# The benchmark (scripts/bench): its reference, OpenBLAS, found through pkg-config.
+CROSSPOINT_BENCH_PACKAGES=(libopenblas-dev pkg-config)
 # Making the Debian package (scripts/package): dpkg-shlibdeps.
 CROSSPOINT_PACKAGING_PACKAGES=(dpkg-dev)
 # Everything the tests use.
