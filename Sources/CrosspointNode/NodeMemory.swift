@@ -170,23 +170,31 @@ public final class NodeMemory {
 
     private var ourID: UInt32? { node.nodeID }
 
-    /// The remembered form of a live link, if one of its ends is ours.
+    /// The remembered form of a live link, if one of its ends is ours and the link is the
+    /// memory's to keep (`isOthers`).
     private func remembered(output: UInt32, input: UInt32) -> RememberedLink? {
         guard let ourID, let out = ports[output], let inp = ports[input] else { return nil }
-        // The links to the node's own virtual devices are theirs to make (VirtualDeviceHost).
-        let peer = out.node == ourID ? inp.node : out.node
-        if let name = nodes[peer], node.mixer.devices.contains(where: { $0.name == name }) { return nil }
-        // And those of outputs that follow a device (OutputFollower).
-        if out.node == ourID, node.mixer.targets.contains(where: { target in
-            target.outputIndices(in: node.mixer).contains { PortName.output(node.mixer.outputChannels[$0]) == out.name }
-        }) { return nil }
+        let link: RememberedLink
         if out.node == ourID, let peer = nodes[inp.node] {
-            return RememberedLink(port: out.name, peerNode: peer, peerPort: inp.name)
+            link = RememberedLink(port: out.name, peerNode: peer, peerPort: inp.name)
+        } else if inp.node == ourID, let peer = nodes[out.node] {
+            link = RememberedLink(port: inp.name, peerNode: peer, peerPort: out.name)
+        } else {
+            return nil
         }
-        if inp.node == ourID, let peer = nodes[out.node] {
-            return RememberedLink(port: inp.name, peerNode: peer, peerPort: out.name)
+        return isOthers(link) ? nil : link
+    }
+
+    /// A link another part of the node makes and removes: to one of the node's own virtual
+    /// devices (VirtualDeviceHost), or from an output that follows a device (OutputFollower).
+    /// The memory neither remembers nor re-makes it (re-made from a memory older than the
+    /// device, a link from an output into the node's own sink was a loop the host then cut).
+    private func isOthers(_ link: RememberedLink) -> Bool {
+        if node.mixer.devices.contains(where: { $0.name == link.peerNode }) { return true }
+        guard !PortName.isInput(link.port) else { return false }
+        return node.mixer.targets.contains { target in
+            target.outputIndices(in: node.mixer).contains { PortName.output(node.mixer.outputChannels[$0]) == link.port }
         }
-        return nil
     }
 
     private func globalAdded(_ global: Registry.Global) {
@@ -361,7 +369,7 @@ public final class NodeMemory {
 
     /// Makes every remembered link whose two ports exist and are not linked yet.
     private func relink() {
-        for link in links {
+        for link in links where !isOthers(link) {
             guard let ours = portID(node: ourID, name: link.port), let peer = peerPortID(link) else { continue }
             let (output, input) = PortName.isInput(link.port) ? (peer, ours) : (ours, peer)
             if live.values.contains(where: { $0.output == output && $0.input == input })

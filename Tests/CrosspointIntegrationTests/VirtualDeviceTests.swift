@@ -1,3 +1,4 @@
+import CrosspointNode
 import Foundation
 import Testing
 
@@ -228,8 +229,13 @@ struct VirtualDeviceTests {
         #expect(try Graph(sandbox).nodes(named: "interface").count == 1)
         let standIn = try #require(try Graph(sandbox).nodeID("interface"))
         #expect(sandbox.run(["pw-cli", "destroy", "\(standIn)"]).succeeded)
-        _ = try sandbox.waitFor("the device interface, made now", describe: { "\($0.links(of: "desk"))" }) { graph in
-            graph.nodes(named: "interface").count == 1 && graph.nodeID("interface") != standIn
+        // The device is known by its owner, not by its id: PipeWire 0.3.65 gives a new object the
+        // id freed last, and the stand-in's is freed last when pw-cli is slow to go.
+        _ = try sandbox.waitFor("the device interface, made now", describe: {
+            "interface: \($0.nodes(named: "interface").map(Graph.props)), its links: \($0.links(of: "interface"))"
+        }) { graph in
+            let interface = graph.nodes(named: "interface")
+            return interface.count == 1 && Graph.props(interface[0])[VirtualDeviceHost.ownerProperty] as? String == "desk"
                 && graph.links(of: "interface").map(\.peer) == ["desk", "desk"]
         }
 
@@ -400,9 +406,13 @@ struct VirtualDeviceTests {
                 continue
             }
             #expect(comparison.addedDelay == 0, "quantum \(quantum): \(comparison)")
-            // The node's left channel is the direct one, sample for sample.
-            let difference = zip(read[0], read[2]).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
-            #expect(difference == 0, "quantum \(quantum): the node's path differs from the direct one by up to \(difference)")
+            // The node's left channel is the direct one, sample for sample, over the steady window
+            // the rig judges everything by: at the very start and end of a file, the graph that
+            // pw-cat joins or leaves may run a path a cycle apart (PipeWire 0.3.65, a loaded machine).
+            let difference = comparison.difference(read[0], read[2])
+            let first = difference.first.map(String.init) ?? "-"
+            #expect(difference.largest == 0,
+                    "quantum \(quantum): the node's path differs from the direct one by up to \(difference.largest), first at sample \(first) of the signal")
             comparison.expectMatch(tolerance: 1e-4, "quantum \(quantum)")
         }
     }

@@ -113,6 +113,23 @@ struct Comparison: CustomStringConvertible {
     let referenceError: Float
     /// The delay the node adds of its own: 0 when its outputs are exactly as late as the reference.
     var addedDelay: Int? { lag.flatMap { lag in referenceLag.map { lag - $0 } } }
+    /// The steady window, in the signal's samples: from 50 ms after the signal starts to 100 ms
+    /// before it ends (what the players' and recorders' starts and ends cannot touch).
+    let window: Range<Int>
+
+    /// Largest |a - b| of two recorded channels over the steady window at the reference's lag,
+    /// and the first sample (in the signal's samples) where they differ.
+    func difference(_ a: [Float], _ b: [Float]) -> (largest: Float, first: Int?) {
+        let at = referenceLag ?? lag ?? 0
+        var largest: Float = 0, first: Int?
+        for n in window {
+            let k = n + at
+            let d = k >= 0 && k < a.count && k < b.count ? abs(a[k] - b[k]) : .infinity
+            if d > 0 && first == nil { first = n }
+            largest = max(largest, d)
+        }
+        return (largest, first)
+    }
 
     var description: String {
         "lag \(lag.map(String.init) ?? "-") (reference \(referenceLag.map(String.init) ?? "-")); per output max error "
@@ -134,6 +151,7 @@ struct Comparison: CustomStringConvertible {
         guard let at = lag ?? referenceLag else { throw SandboxError("the reference path recorded no signal") }
         let signalLength = recording.referenceSignal.count - TestSignal.leadIn
         let window = (TestSignal.leadIn + 2400)..<(TestSignal.leadIn + signalLength - 4800)
+        self.window = window
         func error(_ recorded: [Float], _ expected: [Float], at lag: Int) -> Float {
             var e: Float = 0
             for n in window {
