@@ -157,7 +157,7 @@ struct DelayLine {
 /// delay, reused by every plan while that output exists, freed once no plan holds it.
 /// Lines are counted by the plans that hold them: a plan's lines are retained when it is made
 /// and released when it is destroyed (which happens only once the render thread let go of it).
-struct DelayLinePool {
+package struct DelayLinePool {
     /// The lines of the newest plan, by output.
     private var lines: [UnsafeMutablePointer<DelayLine>?] = []
     /// How many plans hold each line.
@@ -165,7 +165,7 @@ struct DelayLinePool {
 
     /// The frames of ring a line needs at `rate`: one second plus the largest block, rounded up
     /// to a power of two (at least 48 kHz's).
-    static func capacity(atRate rate: Double) -> Int {
+    package static func capacity(atRate rate: Double) -> Int {
         let perSecond = rate.isFinite ? Int(min(max(rate, 48000), 768_000)) : 48000
         var capacity = 1
         while capacity < perSecond + maximumFrameCount { capacity <<= 1 }

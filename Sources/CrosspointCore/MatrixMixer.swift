@@ -126,7 +126,7 @@ public final class MatrixMixer {
     }
 
     /// How many delay lines are allocated (tests).
-    var delayLineCount: Int { delayLines.allocated }
+    package var delayLineCount: Int { delayLines.allocated }
 
     /// Frees the plans the renderer has let go of. Called on every change; call it from a
     /// timer too if changes stop while plans are still in flight.

@@ -7,32 +7,39 @@ import CrosspointCore
 // Tests/CrosspointNodeTests/ProcessTests.swift runs `processCycle` under an allocation counter.
 
 /// What the data thread reads: the renderer, the level meter's tap and its own table of ports.
-struct DSPContext {
-    var renderer: MatrixRenderer
-    var levels: LevelTap
+package struct DSPContext {
+    package var renderer: MatrixRenderer
+    package var levels: LevelTap
     /// The `FilterNode`, unretained; read only by main-loop callbacks.
-    var owner: UnsafeMutableRawPointer?
-    var table: UnsafeMutablePointer<PortTable>
+    package var owner: UnsafeMutableRawPointer?
+    package var table: UnsafeMutablePointer<PortTable>
     /// `pw_filter_get_dsp_buffer`, called through this pointer (beside the rest of the
     /// context) rather than through the module's PLT and GOT: two pages fewer a cycle.
-    var getBuffer: @convention(c) (UnsafeMutableRawPointer?, UInt32) -> UnsafeMutableRawPointer? = pw_filter_get_dsp_buffer
+    package var getBuffer: @convention(c) (UnsafeMutableRawPointer?, UInt32) -> UnsafeMutableRawPointer? = pw_filter_get_dsp_buffer
     /// MIDI control, once the node has had its MIDI ports (MIDIPorts.swift).
     var midi: MIDIRealtime? = nil
+
+    package init(renderer: MatrixRenderer, levels: LevelTap, owner: UnsafeMutableRawPointer?, table: UnsafeMutablePointer<PortTable>) {
+        self.renderer = renderer
+        self.levels = levels
+        self.owner = owner
+        self.table = table
+    }
 }
 
 /// The data thread's port table and the buffer pointers it fills each cycle, allocated on the
 /// main loop.
-struct PortTable {
-    let inputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
-    let outputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
-    let inputBuffers: UnsafeMutableBufferPointer<UnsafePointer<Float>?>
-    let outputBuffers: UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>
+package struct PortTable {
+    package let inputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
+    package let outputs: UnsafeMutableBufferPointer<UnsafeMutableRawPointer?>
+    package let inputBuffers: UnsafeMutableBufferPointer<UnsafePointer<Float>?>
+    package let outputBuffers: UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>?>
     /// The MIDI ports, while the node has them.
-    var midiInput: UnsafeMutableRawPointer? = nil
-    var midiOutput: UnsafeMutableRawPointer? = nil
+    package var midiInput: UnsafeMutableRawPointer? = nil
+    package var midiOutput: UnsafeMutableRawPointer? = nil
 
     /// A table of these ports (main loop): the table and its four arrays in one block.
-    static func make(inputs: [UnsafeMutableRawPointer?], outputs: [UnsafeMutableRawPointer?],
+    package static func make(inputs: [UnsafeMutableRawPointer?], outputs: [UnsafeMutableRawPointer?],
                      midiInput: UnsafeMutableRawPointer? = nil, midiOutput: UnsafeMutableRawPointer? = nil) -> UnsafeMutablePointer<PortTable> {
         var layout = BlockLayout()
         let tableAt = layout.reserve(PortTable.self, 1)
@@ -54,7 +61,7 @@ struct PortTable {
     }
 
     /// Frees a table the data thread no longer reads (main loop): its block, which starts with it.
-    static func destroy(_ table: UnsafeMutablePointer<PortTable>) {
+    package static func destroy(_ table: UnsafeMutablePointer<PortTable>) {
         table.deinitialize(count: 1)
         UnsafeMutableRawPointer(table).deallocate()
     }
@@ -85,7 +92,7 @@ struct PortTable {
 /// `pw_filter_get_dsp_buffer` in the node and a stand-in in the tests; everything else is
 /// exactly what runs in the daemon.
 @inline(__always)
-func processCycle(
+package func processCycle(
     _ context: UnsafeMutablePointer<DSPContext>, frames requested: UInt64, rate: UInt32,
     buffer: (UnsafeMutableRawPointer, UInt32) -> UnsafeMutableRawPointer?
 ) {

@@ -193,6 +193,11 @@ public enum PropsCodec {
     public struct Entry: Sendable {
         public let key: String?
         public let value: RawValue
+
+        package init(key: String?, value: RawValue) {
+            self.key = key
+            self.value = value
+        }
     }
 
     /// The most entries one list value may have: a node has at most 256 channels.

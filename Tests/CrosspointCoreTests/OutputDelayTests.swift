@@ -3,7 +3,7 @@
 // render path while delays change.
 
 import CAllocationCounter
-@testable import CrosspointCore
+import CrosspointCore
 import CrosspointTestSupport
 import Foundation
 import Testing

@@ -2,7 +2,7 @@
 // set-param into level watches and the rest, both as the node and the client use them.
 
 import CrosspointCore
-@testable import CrosspointPipeWire
+import CrosspointPipeWire
 import CrosspointTestSupport
 import Testing
 

@@ -4,7 +4,7 @@
 
 import CAllocationCounter
 import CrosspointCore
-@testable import CrosspointNode
+import CrosspointNode
 import CrosspointTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 // What one set-param may cost the daemon's main loop: shape changes and refusals are bounded.
 
 import CrosspointCore
-@testable import CrosspointPipeWire
+import CrosspointPipeWire
 import Testing
 
 @Suite("Props application limits")
