@@ -2,16 +2,12 @@ import CrosspointCore
 import Foundation
 import Testing
 
-/// The `crosspoint` executable SwiftPM built next to this test bundle (`.build-cli/debug`,
-/// `.build/debug`, ...), else one under the repository's build folders.
+/// The `crosspoint` executable the tests run: the one scripts/build made for the package
+/// (`.build/release`, linked as shipped), or CROSSPOINT_BIN_DIR's.
 let crosspointExecutable: String = {
-    let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let candidates = [here, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()].map {
-        $0.appendingPathComponent("crosspoint").path
-    } + [".build-cli/debug", ".build/debug", ".build/release"].map {
-        repositoryRoot.appendingPathComponent($0).appendingPathComponent("crosspoint").path
-    }
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    let folder = ProcessInfo.processInfo.environment["CROSSPOINT_BIN_DIR"].map { URL(fileURLWithPath: $0) }
+        ?? repositoryRoot.appendingPathComponent(".build/release")
+    return folder.appendingPathComponent("crosspoint").path
 }()
 
 extension Sandbox {

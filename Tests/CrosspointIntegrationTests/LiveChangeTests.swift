@@ -20,41 +20,6 @@ struct LiveChangeTests {
         _ = try sandbox.waitFor("xp-live") { $0.nodeID("xp-live") != nil }
     }
 
-    /// Runs `pw-cli` once with many commands on its standard input (one process, not one per
-    /// call) and ends it only once `done` holds on pw-dump. Two things make this necessary:
-    /// pw-cli reads its input before its registry knows the objects (a command then fails
-    /// with "unknown global"), so the commands are written once it answers `info` on
-    /// `node`; and it quits the moment its input ends, while the daemon, which looks for a
-    /// client's hang-up before reading what the client sent, drops the commands not yet read
-    /// (PipeWire 1.4 loses the last few dozen of a batch of 1,000 that way).
-    func pwCliBatch(_ commands: [String], node id: Int, until what: String, _ done: (Graph) -> Bool) throws {
-        let fifo = NSTemporaryDirectory() + "crosspoint-batch-\(getpid())", log = fifo + ".log"
-        unlink(fifo)
-        guard mkfifo(fifo, 0o600) == 0 else { throw SandboxError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
-        defer { unlink(fifo); unlink(log) }
-        // Read-write: opening never blocks, and pw-cli sees the end of its input when this closes.
-        let input = FileHandle(fileDescriptor: open(fifo, O_RDWR), closeOnDealloc: true)
-        let cli = try sandbox.start(["bash", "-c", "exec pw-cli <\"$0\" >\"$1\" 2>&1", fifo, log])
-        func output() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        let deadline = Date().addingTimeInterval(10)
-        repeat {
-            input.write(Data("info \(id)\n".utf8))
-            usleep(100_000)
-        } while !output().contains("id: \(id)") && Date() < deadline
-        #expect(output().contains("id: \(id)"), "pw-cli never found node \(id): \(output())")
-        let start = output().utf8.count
-        input.write(Data((commands.joined(separator: "\n") + "\n").utf8))
-        defer {
-            input.write(Data("quit\n".utf8))  // pw-cli sees no end of input on a FIFO
-            try? input.close()
-            cli.wait(timeout: 10)
-        }
-        _ = try sandbox.waitFor(what, timeout: 30, done)
-        let errors = String(decoding: output().utf8.dropFirst(start), as: UTF8.self)
-            .split(separator: "\n").filter { $0.contains("Error") }
-        #expect(errors.isEmpty, "pw-cli: \(errors.prefix(5))")
-    }
-
     @Test func portCountsLinksAndAParameterStormLeaveUntouchedChannelsPlaying() throws {
         let id = try #require(try Graph(sandbox).nodeID("xp-live"))
         let profile = NSTemporaryDirectory() + "crosspoint-profile-\(getpid()).log"
@@ -99,7 +64,7 @@ struct LiveChangeTests {
             // every command before it (the daemon and the node handle them in order).
             lastWritten["matrix.0.2"] = 0.125
             commands.append("set-param \(id) Props { params = [ \"matrix.0.2\" 0.125 ] }")
-            try pwCliBatch(commands, node: id, until: "the storm's last command") { graph in
+            try sandbox.pwCliBatch(commands, knowing: [id], until: "the storm's last command") { graph in
                 sandbox.float(graph.params(of: "xp-live")["matrix.0.2"]) == 0.125
             }
         }

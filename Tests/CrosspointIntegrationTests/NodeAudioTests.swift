@@ -6,16 +6,14 @@ import Testing
 struct NodeAudioTests {
     let sandbox: Sandbox
 
-    init() throws { sandbox = try Sandbox.withTestNodes() }
+    init() throws { sandbox = try Sandbox.shared("test nodes") { try Sandbox.withTestNodes() } }
 
     @Test func monoToStereoDuplicatesTheInput() throws {
         try sandbox.expectAudio(node: "xp-mono-stereo", gains: [[1, 1]])
-        sandbox.stop()
     }
 
     @Test func swapExchangesLeftAndRight() throws {
         try sandbox.expectAudio(node: "xp-swap", gains: [[0, 1], [1, 0]])
-        sandbox.stop()
     }
 
     @Test func stereoPairGoesToOutputsThreeAndFourOfAFourChannelSink() throws {
@@ -26,30 +24,25 @@ struct NodeAudioTests {
         let comparison = try Comparison(recording: recorded, expected: expected)
         comparison.expectMatch()
         #expect(comparison.peak[0] == 0 && comparison.peak[1] == 0, "outputs 1-2 must be silent: \(comparison)")
-        sandbox.stop()
     }
 
     @Test func stereoToMonoFromTheShippedDropIn() throws {
         try sandbox.expectAudio(node: "crosspoint", gains: [[0.5], [0.5]])
-        sandbox.stop()
     }
 
     static let mixed: [[Double]] = [[1.0, 0.5, 0.0], [0.0, -0.75, 0.25], [0.3, 0.0, 1.0], [0.0, 0.2, -0.5]]
 
     @Test func fourByThreeMatrixWithMixedGains() throws {
         try sandbox.expectAudio(node: "xp-4x3", gains: NodeAudioTests.mixed)
-        sandbox.stop()
     }
 
     @Test(arguments: 0..<4)
     func eachInputUnlinkedInTurn(input: Int) throws {
         try sandbox.expectAudio(node: "xp-4x3", gains: NodeAudioTests.mixed, linkedInputs: Set(0..<4).subtracting([input]))
-        sandbox.stop()
     }
 
     @Test(arguments: 0..<3)
     func eachOutputUnlinkedInTurn(output: Int) throws {
         try sandbox.expectAudio(node: "xp-4x3", gains: NodeAudioTests.mixed, linkedOutputs: Set(0..<3).subtracting([output]))
-        sandbox.stop()
     }
 }

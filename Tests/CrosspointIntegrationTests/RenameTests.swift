@@ -95,50 +95,6 @@ struct RenameTests {
         sandbox.stop()
     }
 
-    /// Runs `pw-cli` once with `commands` on its standard input, written once its registry lists
-    /// every object in `known` (pw-cli reads its input before it has connected, and a `destroy`
-    /// of an object it does not know yet fails with "unknown global"; its `info` is no way to
-    /// ask: on 0.3.65 it crashed pw-cli, for a linked null sink), and ends it only once `done`
-    /// holds on pw-dump: it quits the moment its input ends, and the daemon drops the commands it
-    /// had not read yet (LiveChangeTests.pwCliBatch).
-    func pwCliBatch(_ commands: [String], knowing known: [Int], until what: String, _ done: (Graph) -> Bool) throws {
-        let fifo = NSTemporaryDirectory() + "crosspoint-rename-batch-\(getpid())", log = fifo + ".log"
-        unlink(fifo)
-        guard mkfifo(fifo, 0o600) == 0 else { throw SandboxError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
-        defer { unlink(fifo); unlink(log) }
-        // Read-write: opening never blocks, and pw-cli sees the end of its input when this closes.
-        let input = FileHandle(fileDescriptor: open(fifo, O_RDWR), closeOnDealloc: true)
-        let cli = try sandbox.start(["bash", "-c", "exec pw-cli <\"$0\" >\"$1\" 2>&1", fifo, log])
-        func output() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        // `list-objects` prints a line "id 43, type PipeWire:Interface:Node/3" for each.
-        func knowsAll() -> Bool {
-            let listed = Set(output().split(separator: "\n").compactMap { line -> Int? in
-                let words = line.trimmingCharacters(in: .whitespaces).split(separator: " ")
-                return words.count > 1 && words[0] == "id" ? Int(words[1].dropLast()) : nil
-            })
-            return listed.isSuperset(of: known)
-        }
-        let deadline = Date().addingTimeInterval(10)
-        repeat {
-            input.write(Data("list-objects\n".utf8))
-            usleep(100_000)
-        } while !knowsAll() && Date() < deadline
-        #expect(knowsAll(), "pw-cli never listed all of \(known): \(output().suffix(400))")
-        let start = output().utf8.count
-        input.write(Data((commands.joined(separator: "\n") + "\n").utf8))
-        defer {
-            input.write(Data("quit\n".utf8))  // pw-cli sees no end of input on a FIFO
-            try? input.close()
-            cli.wait(timeout: 10)
-        }
-        do { _ = try sandbox.waitFor(what, timeout: 30, done) } catch {
-            throw SandboxError("\(error); pw-cli's output ends: \(output().suffix(1500))")
-        }
-        let errors = String(decoding: output().utf8.dropFirst(start), as: UTF8.self)
-            .split(separator: "\n").filter { $0.contains("Error") }
-        #expect(errors.isEmpty, "pw-cli: \(errors.prefix(5))")
-    }
-
     @Test func theStateFileKeepsAtMost64LinksOfAbsentPeers() throws {
         // 100 short-lived peers (null sinks, as pw_null_sink makes them), each linked to the node
         // and gone again, 20 at a time: a batch made by one pw-cli, linked by 20 pw-links at
@@ -147,7 +103,7 @@ struct RenameTests {
         var gone = Date.distantPast
         for batch in 0..<5 {
             let names = (0..<20).map { "peer\(batch * 20 + $0)" }
-            try pwCliBatch(names.map { """
+            try sandbox.pwCliBatch(names.map { """
                 create-node adapter { factory.name=support.null-audio-sink node.name=\($0) \
                 media.class=Audio/Sink object.linger=true audio.position=[ MONO ] }
                 """ }, knowing: [node], until: "batch \(batch)'s sinks") { graph in
@@ -166,7 +122,7 @@ struct RenameTests {
             let graph = try Graph(sandbox)
             let ids = names.compactMap { graph.nodeID($0) }
             #expect(ids.count == 20, "batch \(batch): \(ids.count) of its 20 sinks")
-            try pwCliBatch(ids.map { "destroy \($0)" }, knowing: ids, until: "batch \(batch) to go") { graph in
+            try sandbox.pwCliBatch(ids.map { "destroy \($0)" }, knowing: ids, until: "batch \(batch) to go") { graph in
                 names.allSatisfy { graph.nodeID($0) == nil }
             }
             gone = Date()

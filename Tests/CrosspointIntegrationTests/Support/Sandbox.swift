@@ -1,9 +1,19 @@
 import Foundation
 import Testing
 
-/// The repository's root, from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+/// The repository's root: from this file's path, which scripts/build's `-file-prefix-map` makes
+/// relative to the checkout (`./Tests/...`, resolved against the working directory, where
+/// `swift test` runs), else above the test bundle (`.build/<triple>/release/X.xctest`).
+let repositoryRoot: URL = {
+    let fromSource = URL(fileURLWithPath: #filePath).standardizedFileURL
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    var candidates = [fromSource]
+    var above = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+    for _ in 0..<5 { above = above.deletingLastPathComponent(); candidates.append(above) }
+    return candidates.first {
+        FileManager.default.fileExists(atPath: $0.appendingPathComponent("scripts/sandbox").path)
+    } ?? fromSource
+}()
 
 /// The module `scripts/build` links.
 let modulePath = repositoryRoot.appendingPathComponent(".build/release/libpipewire-module-crosspoint.so").path
@@ -22,6 +32,9 @@ final class Sandbox: @unchecked Sendable {
     let directory: String
     let environment: [String: String]
     private var stopped = false
+    /// Shared by the tests of a suite (`Sandbox.shared`): `stop()` leaves it running; the test
+    /// process stops it when it exits.
+    fileprivate(set) var isShared = false
 
     /// Starts a daemon with the given drop-ins (paths) installed; with `pulse`, pipewire-pulse
     /// too (what pactl, paplay and the desktop's sound settings reach PipeWire through).
@@ -65,13 +78,34 @@ final class Sandbox: @unchecked Sendable {
     }
 
     func stop() {
-        guard !stopped else { return }
+        guard !stopped, !isShared else { return }
         stopped = true
         _ = Sandbox.run(["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "stop", directory],
                         environment: ProcessInfo.processInfo.environment)
     }
 
     deinit { stop() }
+
+    /// The daemon for `key`, started by the first test that asks (with `make`) and shared by the
+    /// tests that ask after it, for suites whose tests touch only their own nodes and links:
+    /// a daemon start and stop costs about 0.7 s on two cores, about 10% of a run of the
+    /// integration suites when every test had its own. One whose daemon died (a test that
+    /// failed badly) is replaced. Stopped when the test process exits.
+    static func shared(_ key: String, make: () throws -> Sandbox) throws -> Sandbox {
+        try SharedSandboxes.sandbox(key, make: make)
+    }
+
+    /// Whether its daemons (dbus, pipewire, WirePlumber, ...) are all still running.
+    var isAlive: Bool {
+        guard !stopped, let pids = try? String(contentsOfFile: directory + "/pids", encoding: .utf8) else { return false }
+        let recorded = pids.split(separator: "\n").compactMap { pid_t($0) }
+        return !recorded.isEmpty && recorded.allSatisfy { kill($0, 0) == 0 }
+    }
+
+    fileprivate func stopShared() {
+        isShared = false
+        stop()
+    }
 
     /// Restarts pipewire and WirePlumber in the same directory (same config and state).
     func restartDaemon() throws {
@@ -118,6 +152,34 @@ final class Sandbox: @unchecked Sendable {
         let stdout = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let stderr = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
         return CommandResult(status: status, stdout: stdout, stderr: stderr)
+    }
+}
+
+/// The daemons `Sandbox.shared` started, by key; stopped at the test process's exit.
+private enum SharedSandboxes {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var started: [String: Sandbox] = [:]
+
+    static func sandbox(_ key: String, make: () throws -> Sandbox) throws -> Sandbox {
+        lock.lock()
+        defer { lock.unlock() }
+        if let sandbox = started[key] {
+            if sandbox.isAlive { return sandbox }
+            sandbox.stopShared()
+            started[key] = nil
+        }
+        let sandbox = try make()
+        sandbox.isShared = true
+        if started.isEmpty { atexit { SharedSandboxes.stopAll() } }
+        started[key] = sandbox
+        return sandbox
+    }
+
+    static func stopAll() {
+        lock.lock()
+        defer { lock.unlock() }
+        for sandbox in started.values { sandbox.stopShared() }
+        started = [:]
     }
 }
 
