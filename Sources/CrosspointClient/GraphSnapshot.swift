@@ -21,7 +21,7 @@ public struct GraphNode: Sendable, Equatable {
 
     /// An audio device or node that plays what is linked to it (`Audio/Sink`, or `Audio/Duplex`
     /// as a pro-audio interface shows itself).
-    public var isSink: Bool { mediaClass == "Audio/Sink" || mediaClass == "Audio/Duplex" }
+    public var isSink: Bool { MediaClass.isSink(mediaClass) }
 }
 
 public struct GraphPort: Sendable, Equatable {

@@ -18,7 +18,7 @@ public struct AppStream: Sendable, Equatable {
 
     public var id: UInt32 { node.id }
     /// `node.dont-move`: the stream asks never to be moved (the session manager ignores its target).
-    public var refusesMoving: Bool { node.properties["node.dont-move"] == "true" }
+    public var refusesMoving: Bool { node.properties[StreamProperty.dontMove] == "true" }
 }
 
 /// One place a stream plays: a device (a sink), or a Crosspoint node's input channels, through
@@ -94,7 +94,7 @@ extension GraphSnapshot {
 
     /// A Crosspoint input port's channel: its `audio.channel`, else its name without `in_`.
     private static func channel(_ port: GraphPort) -> String {
-        port.channel ?? (port.name.hasPrefix("in_") ? String(port.name.dropFirst(3)) : port.name)
+        port.channel ?? PortName.inputChannel(port.name) ?? port.name
     }
 
     private static func unique(_ names: [String]) -> [String] {
@@ -120,9 +120,9 @@ extension PipeWireClient {
     /// and remembers the choice for the application (restore-stream). The sink's serial comes
     /// from its properties; without one, only `target.node` is set.
     public func moveStream(_ stream: UInt32, to sink: GraphNode) throws(ClientError) {
-        try setMetadata("default", subject: stream, key: "target.node", type: "Spa:Id", value: "\(sink.id)")
+        try setMetadata(DefaultMetadataKey.metadataName, subject: stream, key: DefaultMetadataKey.targetNode, type: "Spa:Id", value: "\(sink.id)")
         if let serial = sink.properties[PW_KEY_OBJECT_SERIAL], UInt64(serial) != nil {
-            try setMetadata("default", subject: stream, key: "target.object", type: "Spa:Id", value: serial)
+            try setMetadata(DefaultMetadataKey.metadataName, subject: stream, key: DefaultMetadataKey.targetObject, type: "Spa:Id", value: serial)
         }
     }
 }

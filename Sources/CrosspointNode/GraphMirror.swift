@@ -118,7 +118,7 @@ final class GraphMirror {
                 pw_proxy_destroy(requested.remove(at: k).proxy)
             }
         case "PipeWire:Interface:Metadata":
-            guard p[PW_KEY_METADATA_NAME] == "default", metadata == nil, let registry else { return }
+            guard p[PW_KEY_METADATA_NAME] == DefaultMetadataKey.metadataName, metadata == nil, let registry else { return }
             metadata = pw_registry_bind(registry.proxy, id, "PipeWire:Interface:Metadata", UInt32(PW_VERSION_METADATA), 0)
                 .map(OpaquePointer.init)
             metadataID = id
@@ -154,8 +154,8 @@ final class GraphMirror {
     private func metadataChanged(subject: UInt32, key: String?, value: String?) {
         guard subject == 0 else { return }
         switch key {
-        case "default.audio.sink": defaultSink = value.flatMap(Self.name(inJSON:))
-        case "default.audio.source": defaultSource = value.flatMap(Self.name(inJSON:))
+        case DefaultMetadataKey.sink: defaultSink = value.flatMap(Self.name(inJSON:))
+        case DefaultMetadataKey.source: defaultSource = value.flatMap(Self.name(inJSON:))
         case nil: defaultSink = nil; defaultSource = nil  // all keys cleared
         default: return
         }

@@ -55,7 +55,7 @@ public final class OutputFollower {
     /// one of the node's own virtual sinks (a mono device made the default must not play into
     /// itself): then the last default that was not, else the oldest sink that is not.
     private func device(of target: OutputTarget) -> UInt32? {
-        func isSink(_ id: UInt32) -> Bool { graph.nodes[id]?.mediaClass == "Audio/Sink" }
+        func isSink(_ id: UInt32) -> Bool { graph.nodes[id]?.mediaClass == MediaClass.sink }
         guard target.followsDefault else {
             return graph.node(named: target.device).flatMap { isSink($0) ? $0 : nil }
         }
@@ -103,7 +103,7 @@ public final class OutputFollower {
             }
         }
         for (id, link) in graph.links where grouped.contains(link.output) {
-            guard let peer = graph.ports[link.input], graph.nodes[peer.node]?.mediaClass == "Audio/Sink" else { continue }
+            guard let peer = graph.ports[link.input], graph.nodes[peer.node]?.mediaClass == MediaClass.sink else { continue }
             if !wanted.contains(where: { $0 == link }) { graph.destroy(global: id) }
         }
         for pair in wanted { graph.link(pair.output, pair.input) }

@@ -56,7 +56,6 @@ public final class VirtualDeviceHost {
     static let sessionPriority = "1"
     /// The property naming the Crosspoint node a device belongs to (`crosspoint apps`, the
     /// surface and a restarted node find their devices by it).
-    public static let ownerProperty = "crosspoint.device.of"
 
     private let node: FilterNode
     private let core: OpaquePointer
@@ -133,7 +132,7 @@ public final class VirtualDeviceHost {
             (PW_KEY_FACTORY_NAME, "support.null-audio-sink"),
             (PW_KEY_NODE_NAME, device.name),
             (PW_KEY_NODE_DESCRIPTION, device.description),
-            (PW_KEY_MEDIA_CLASS, device.kind == .sink ? "Audio/Sink" : "Audio/Source/Virtual"),
+            (PW_KEY_MEDIA_CLASS, device.kind == .sink ? MediaClass.sink : MediaClass.virtualSource),
             (SPA_KEY_AUDIO_POSITION, device.positions.joined(separator: ",")),
             ("monitor.channel-volumes", "true"),
             // WirePlumber 0.4.13 suspends an idle node after 5 s with a timer it does not
@@ -143,7 +142,7 @@ public final class VirtualDeviceHost {
             (PW_KEY_PRIORITY_SESSION, Self.sessionPriority),
             (PW_KEY_NODE_VIRTUAL, "true"),
             (PW_KEY_OBJECT_LINGER, "false"),
-            (Self.ownerProperty, nodeName),
+            (CrosspointProperty.deviceOf, nodeName),
         ]
         for (key, value) in values { pw_properties_set(properties, key, value) }
         entry.proxy = pw_core_create_object(
@@ -223,7 +222,7 @@ public final class VirtualDeviceHost {
             // WirePlumber 0.4 passes over a configured default without ports and does not look
             // again when they come.
             let configured = graph.ports.values.contains { $0.node == id }
-            let key = device.kind == .sink ? "default.configured.audio.sink" : "default.configured.audio.source"
+            let key = device.kind == .sink ? DefaultMetadataKey.configuredSink : DefaultMetadataKey.configuredSource
             if entry.defaultPending, configured, graph.setDefault(key, json: "{ \"name\": \"\(name)\" }") {
                 managed[name]?.defaultPending = false
                 madeDefault.append(name)

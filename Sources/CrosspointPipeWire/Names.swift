@@ -1,6 +1,7 @@
-/// The names Crosspoint gives in the graph, written once: its own node properties and its ports'
-/// names. PipeWire's own property keys are PipeWire's `PW_KEY_*` (imported from its headers
-/// through CPipeWire), never string literals.
+/// The names in the graph, written once: Crosspoint's own node properties and ports' names, and
+/// the names of PipeWire's and the session manager's that its headers do not define (media
+/// classes, metadata keys). PipeWire's own property keys are PipeWire's `PW_KEY_*` (imported from
+/// its headers through CPipeWire), never string literals.
 
 /// Node properties of Crosspoint's own, read by the command line and the surface.
 public enum CrosspointProperty {
@@ -17,6 +18,47 @@ public enum CrosspointProperty {
     /// The sample rate the node runs at, in Hz, once it has run (`RateWatch`): what `crosspoint
     /// delay` converts samples at.
     public static let rate = "crosspoint.rate"
+    /// On a virtual device: the name of the Crosspoint node that made it (VirtualDeviceHost).
+    public static let deviceOf = "crosspoint.device.of"
+}
+
+/// Media classes (`media.class`) Crosspoint makes, looks for or lists.
+public enum MediaClass {
+    /// A sink: a device applications play to (a null sink, an interface's playback).
+    public static let sink = "Audio/Sink"
+    /// A device that is a sink and a source at once.
+    public static let duplex = "Audio/Duplex"
+    /// A virtual source: recording applications may choose it, the session manager does not
+    /// link it by itself (a null sink's kind for a source).
+    public static let virtualSource = "Audio/Source/Virtual"
+
+    /// True for a node applications can play to.
+    public static func isSink(_ mediaClass: String?) -> Bool { mediaClass == sink || mediaClass == duplex }
+}
+
+/// Keys of the `default` metadata, which the session manager keeps (WirePlumber's policy,
+/// `wpctl set-default`, pipewire-pulse's `set-default-sink` and `move-sink-input`).
+public enum DefaultMetadataKey {
+    /// The metadata object's name.
+    public static let metadataName = "default"
+    /// The sink the session manager chose (`{ "name": ... }`).
+    public static let sink = "default.audio.sink"
+    /// The source the session manager chose.
+    public static let source = "default.audio.source"
+    /// The sink a person asked for, which the session manager follows while it exists.
+    public static let configuredSink = "default.configured.audio.sink"
+    /// The source a person asked for.
+    public static let configuredSource = "default.configured.audio.source"
+    /// On a stream: the device it is to play to, by id (PipeWire 0.3.x's session managers).
+    public static let targetNode = "target.node"
+    /// On a stream: the device it is to play to, by serial (PipeWire 1.x; `PW_KEY_TARGET_OBJECT`).
+    public static let targetObject = "target.object"
+}
+
+/// Stream properties that pipewire-pulse and the session manager read, not in 0.3.65's headers.
+public enum StreamProperty {
+    /// `true`: the stream asks never to be moved (the session manager ignores its target).
+    public static let dontMove = "node.dont-move"
 }
 
 /// A Crosspoint node's port names: `in_<channel>` for a mixer input, `out_<channel>` for a mixer
@@ -30,6 +72,10 @@ public enum PortName {
     public static func input(_ channel: String) -> String { "\(inputPrefix)_\(channel)" }
     /// The name of the port of mixer output `channel`.
     public static func output(_ channel: String) -> String { "\(outputPrefix)_\(channel)" }
+    /// The channel of a mixer input's port name (`in_FL` -> `FL`), nil for another port.
+    public static func inputChannel(_ name: String) -> String? {
+        name.hasPrefix(inputPrefix + "_") ? String(name.dropFirst(inputPrefix.count + 1)) : nil
+    }
     /// True if `name` is one of a node's input ports (a mixer input or `midi_in`).
     public static func isInput(_ name: String) -> Bool {
         name.hasPrefix(inputPrefix + "_") || name == "\(midiPrefix)_in"

@@ -137,7 +137,7 @@ struct NodeView {
             inputLinks: (0..<mixer.inputs).map { peers(target.inputs, inputNames, $0) },
             outputLinks: (0..<mixer.outputs).map { peers(target.outputs, outputNames, $0) })
         let own = Set(mixer.devices.map(\.name))
-        document.sinks = graph.nodes.filter { $0.mediaClass == "Audio/Sink" && !own.contains($0.name) }
+        document.sinks = graph.nodes.filter { $0.mediaClass == MediaClass.sink && !own.contains($0.name) }
             .sorted { $0.id < $1.id }.map { [$0.name, $0.description] }
         for device in mixer.devices {
             guard let node = graph.nodes.first(where: { $0.name == device.name }) else { continue }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CrosspointClient
 import CrosspointCore
+import CrosspointPipeWire
 import Glibc
 
 /// `crosspoint virtual`: a node's virtual devices, over the `devices` key of the parameter table
@@ -131,8 +132,8 @@ struct VirtualAddCommand: ParsableCommand {
             guard ContinuousClock.now < deadline else { throw CommandError.invalid("device \(name.printable) did not appear within 5 s; not made the default") }
             try session.client.iterateOnce(milliseconds: 100)
         }
-        let key = kind == .sink ? "default.configured.audio.sink" : "default.configured.audio.source"
-        try session.client.setMetadata("default", subject: 0, key: key, type: "Spa:String:JSON", value: "{ \"name\": \"\(name)\" }")
+        let key = kind == .sink ? DefaultMetadataKey.configuredSink : DefaultMetadataKey.configuredSource
+        try session.client.setMetadata(DefaultMetadataKey.metadataName, subject: 0, key: key, type: "Spa:String:JSON", value: "{ \"name\": \"\(name)\" }")
     }
 }
 

@@ -1,4 +1,4 @@
-import CrosspointNode
+import CrosspointPipeWire
 import Foundation
 import Testing
 
@@ -235,7 +235,7 @@ struct VirtualDeviceTests {
             "interface: \($0.nodes(named: "interface").map(Graph.props)), its links: \($0.links(of: "interface"))"
         }) { graph in
             let interface = graph.nodes(named: "interface")
-            return interface.count == 1 && Graph.props(interface[0])[VirtualDeviceHost.ownerProperty] as? String == "desk"
+            return interface.count == 1 && Graph.props(interface[0])[CrosspointProperty.deviceOf] as? String == "desk"
                 && graph.links(of: "interface").map(\.peer) == ["desk", "desk"]
         }
 
