@@ -226,6 +226,7 @@ public struct StateStore: Sendable {
     /// module arguments `configured` and every value in it is one the node takes; else why not.
     /// (What `load` does with a file's contents; the state fuzz target feeds it any bytes.)
     public static func decode(_ data: [UInt8], configured: Mixer) -> Result<NodeState, StateError> {
+        if let problem = StateStore.notJSONText(data) { return .failure(StateError("it is not JSON: \(problem)")) }
         let state: NodeState
         do throws(CrosspointError) {
             guard let json = JSONValue(parsing: String(decoding: data, as: UTF8.self)) else {
@@ -248,6 +249,44 @@ public struct StateStore: Sendable {
             return .failure(StateError("\(error)"))
         }
         return .success(state)
+    }
+
+    /// Why `data` cannot be JSON text, whatever its structure: JSON is UTF-8 (RFC 8259) and holds no
+    /// control character but tab, line feed and carriage return between its tokens (none inside a
+    /// string). libspa's parser, which reads the file, is relaxed (bare words, as in PipeWire's
+    /// configuration): it took invalid UTF-8 as U+FFFD and cut a bare word at a NUL, so a damaged
+    /// file loaded as a state that did not save back as itself (the state fuzz target found one).
+    package static func notJSONText(_ data: [UInt8]) -> String? {
+        var k = 0
+        while k < data.count {
+            let byte = data[k]
+            if byte < 0x20 {
+                guard byte == 0x09 || byte == 0x0A || byte == 0x0D else {
+                    return "a control character (0x\(String(byte, radix: 16))) at byte \(k)"
+                }
+                k += 1
+                continue
+            }
+            guard byte >= 0x80 else { k += 1; continue }
+            // One UTF-8 sequence: its length from the lead byte, then continuation bytes, no
+            // overlong form, no surrogate, nothing above U+10FFFF.
+            let length = byte >= 0xC2 && byte <= 0xDF ? 2 : byte >= 0xE0 && byte <= 0xEF ? 3 : byte >= 0xF0 && byte <= 0xF4 ? 4 : 0
+            guard length > 0, k + length <= data.count,
+                  data[(k + 1)..<(k + length)].allSatisfy({ $0 & 0xC0 == 0x80 }) else {
+                return "bytes that are not UTF-8 at byte \(k)"
+            }
+            let second = data[k + 1]
+            let valid = switch byte {
+            case 0xE0: second >= 0xA0
+            case 0xED: second < 0xA0
+            case 0xF0: second >= 0x90
+            case 0xF4: second < 0x90
+            default: true
+            }
+            guard valid else { return "bytes that are not UTF-8 at byte \(k)" }
+            k += length
+        }
+        return nil
     }
 
     private enum ReadResult {

@@ -213,7 +213,7 @@ struct StateFileTests {
             ("xp-dir", "it is a directory, not a regular file", "mkdir -p state.json/inside"),
             ("xp-zero", "it is a symbolic link", "ln -s /dev/zero state.json"),
             ("xp-huge", "it is larger than the 16 MiB", "truncate -s 17M state.json"),
-            ("xp-garbage", "it cannot be read", "head -c 3000 /dev/urandom > state.json"),
+            ("xp-garbage", "it is not JSON: ", "head -c 3000 /dev/urandom > state.json"),
         ]
         let sandbox = try StateFileTests.sandbox(plants.map(\.node))
         defer { sandbox.stop() }

@@ -148,7 +148,7 @@ final class StateStoreTests {
                 #expect(FileManager.default.createFile(atPath: path, contents: nil))
                 #expect(truncate(path, off_t(StateStore.maximumBytes + 1)) == 0)
             }, "larger than the 16 MiB"),
-            ("garbage", { try Data((0..<4096).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: $0)) }, "cannot be read"),
+            ("garbage", { try Data((0..<4096).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: $0)) }, "it is not JSON: "),
             ("JSON nested a million deep", { try String(repeating: "[", count: 1_000_000).write(toFile: $0, atomically: false, encoding: .utf8) }, "cannot be read"),
             ("another program's JSON", { try #"{ "format": "x", "version": 1e300, "configured": 1 }"#.write(toFile: $0, atomically: false, encoding: .utf8) }, "cannot be read"),
         ]
@@ -190,6 +190,41 @@ final class StateStoreTests {
             let loaded = store.load(configured: StateStoreTests.mixer)
             #expect(loaded.state == nil && loaded.problem != nil, "\(body): \(loaded.problem ?? "accepted")")
         }
+    }
+
+    /// What is not JSON text at all is refused before libspa's relaxed parser reads it: it took
+    /// invalid UTF-8 as U+FFFD and cut a bare word at a NUL (the state fuzz target found a file
+    /// that loaded as a state that did not save back as itself: Tests/Fuzz/corpus/state/not-utf8-nul).
+    @Test func bytesThatCannotBeJSONTextAreRefusedByPlace() throws {
+        let fingerprint = NodeState.fingerprint(StateStoreTests.mixer)
+        let good = Array(#"{ "format": "crosspoint-state", "version": 1, "configured": "\#(fingerprint)", "links": [], "mixer": { "format": "crosspoint-preset", "version": 1, "inputs": 2, "outputs": 2, "matrix": [[1, 0], [0, 1]] } }"#.utf8)
+        guard case .success = StateStore.decode(good, configured: StateStoreTests.mixer) else {
+            Issue.record("a valid state is refused")
+            return
+        }
+        #expect(StateStore.notJSONText(Array("[ \"gäme ✓ 🎧\", \"\\u0000\" ]\t\r\n".utf8)) == nil, "UTF-8 text and escapes are JSON text")
+        let at = good.firstIndex(of: UInt8(ascii: "["))!
+        let cases: [([UInt8], String)] = [
+            ([0x00], "a control character (0x0) at byte"),
+            ([0x01], "a control character (0x1) at byte"),
+            ([0xFE, 0xFF], "bytes that are not UTF-8 at byte"),
+            ([0xC3], "bytes that are not UTF-8 at byte"),            // a sequence cut short
+            ([0xC0, 0xAF], "bytes that are not UTF-8 at byte"),      // overlong
+            ([0xED, 0xA0, 0x80], "bytes that are not UTF-8 at byte"),  // a surrogate
+            ([0xF4, 0x90, 0x80, 0x80], "bytes that are not UTF-8 at byte"),  // above U+10FFFF
+        ]
+        for (inserted, reason) in cases {
+            var bytes = good
+            bytes.insert(contentsOf: inserted, at: at)
+            guard case let .failure(problem) = StateStore.decode(bytes, configured: StateStoreTests.mixer) else {
+                Issue.record("\(inserted) inside a state is accepted")
+                continue
+            }
+            #expect(problem.description.contains("it is not JSON: \(reason) \(at)"), "\(inserted): \(problem)")
+        }
+        // What the fuzz target found: refused, not loaded.
+        let found = try [UInt8](Data(contentsOf: repositoryRoot.appendingPathComponent("Tests/Fuzz/corpus/state/not-utf8-nul")))
+        #expect(StateStore.notJSONText(found) != nil)
     }
 
     @Test func aFolderOfAnEarlierVersionIsMovedToItsEncodedName() throws {
