@@ -54,8 +54,6 @@ public final class VirtualDeviceHost {
     /// 1000 and more, a virtual device from pactl none. Under all of them, not 0 (WirePlumber
     /// 0.4 treats a missing priority as 0 and the newest of equals wins).
     static let sessionPriority = "1"
-    /// The property naming the Crosspoint node a device belongs to (`crosspoint apps`, the
-    /// surface and a restarted node find their devices by it).
 
     private let node: FilterNode
     private let core: OpaquePointer

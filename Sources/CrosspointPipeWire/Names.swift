@@ -18,7 +18,8 @@ public enum CrosspointProperty {
     /// The sample rate the node runs at, in Hz, once it has run (`RateWatch`): what `crosspoint
     /// delay` converts samples at.
     public static let rate = "crosspoint.rate"
-    /// On a virtual device: the name of the Crosspoint node that made it (VirtualDeviceHost).
+    /// On a virtual device: the name of the Crosspoint node that made it (VirtualDeviceHost);
+    /// `crosspoint apps`, the surface and a restarted node find their devices by it.
     public static let deviceOf = "crosspoint.device.of"
 }
 
