@@ -19,6 +19,29 @@ enum SurfaceAPI {
     /// then sent at once; any error and nothing is sent. Answers
     /// `{"report": CHANGE-REPORT, "node": NODE, "warnings": [...]}`.
     static func change(_ body: JSONValue, node token: String, _ session: Session) throws -> String {
+        let items = try pairs(body)
+        let target = try session.target(token)
+        let report = Reporter.capturing()
+        var order: [Parameter] = []
+        var notes: [String] = []
+        try session.change(target, exact: true, keys: { order }, report: report) { m in
+            order += try set(items, on: &m, notes: &notes)
+        }
+        for note in notes { report.warn(note) }
+        return try answer(report, session, target)
+    }
+
+    /// Whether `change` would take `body` for node `token` as the node is now; sends nothing.
+    static func check(_ body: JSONValue, node token: String, _ session: Session) throws {
+        let items = try pairs(body)
+        let target = try session.target(token)
+        var m = try session.mixer(of: target)
+        var notes: [String] = []
+        _ = try set(items, on: &m, notes: &notes)
+    }
+
+    /// The list of KEY, VALUE items of `{"params": [...]}`.
+    private static func pairs(_ body: JSONValue) throws -> [JSONValue] {
         guard case .object = body, let params = body["params"] else {
             throw APIError(400, "expected {\"params\": [KEY, VALUE, ...]}", key: "params")
         }
@@ -28,28 +51,27 @@ enum SurfaceAPI {
         guard items.count <= maximumParams else {
             throw APIError(400, "params: \(items.count / 2) pairs is more than any node has keys", key: "params")
         }
-        let target = try session.target(token)
-        let report = Reporter.capturing()
+        return items
+    }
+
+    /// Sets every pair on `m`, in order; returns the keys to send.
+    private static func set(_ items: [JSONValue], on m: inout Mixer, notes: inout [String]) throws -> [Parameter] {
         var order: [Parameter] = []
-        var notes: [String] = []
-        try session.change(target, exact: true, keys: { order }, report: report) { m in
-            for k in stride(from: 0, to: items.count, by: 2) {
-                guard case let .string(key) = items[k] else {
-                    throw APIError(400, "params[\(k)]: expected a key such as \"matrix.0.1\", got \(items[k].compactText.printable)", key: "params")
-                }
-                do {
-                    order += try set(key, items[k + 1], on: &m, notes: &notes)
-                } catch let error as APIError {
-                    throw error
-                } catch let error as CrosspointError {
-                    throw APIError(400, CommandError.from(error, m).description, key: key)
-                } catch {
-                    throw APIError.from(error, key: key)
-                }
+        for k in stride(from: 0, to: items.count, by: 2) {
+            guard case let .string(key) = items[k] else {
+                throw APIError(400, "params[\(k)]: expected a key such as \"matrix.0.1\", got \(items[k].compactText.printable)", key: "params")
+            }
+            do {
+                order += try set(key, items[k + 1], on: &m, notes: &notes)
+            } catch let error as APIError {
+                throw error
+            } catch let error as CrosspointError {
+                throw APIError(400, CommandError.from(error, m).description, key: key)
+            } catch {
+                throw APIError.from(error, key: key)
             }
         }
-        for note in notes { report.warn(note) }
-        return try answer(report, session, target)
+        return order
     }
 
     /// MIDI learn: `{"key": KEY}` asks the node to map the next control that moves on its
@@ -208,8 +230,8 @@ struct PresetStore: Sendable {
     func write(_ name: String, _ text: String) throws {
         let path = try path(name)
         do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try PrivateFiles.makeFolder(directory)
+            try PrivateFiles.write(path, text)
         } catch {
             throw APIError(500, "cannot write preset '\(name)' in \(directory.printable): \(reason(error))", key: "name")
         }

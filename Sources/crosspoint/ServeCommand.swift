@@ -61,27 +61,29 @@ struct ServeCommand: ParsableCommand {
         Changes made anywhere (pw-cli, crosspoint, another browser) show at once; the page's \
         own go straight to the node. It prints the URL to open.
 
-        By default it listens on 127.0.0.1 only, without a token. On any other address \
-        (--listen 0.0.0.0, a LAN address) every request needs a token: generated on first \
-        use, stored with mode 0600 in $XDG_CONFIG_HOME/crosspoint/serve-token and printed in \
-        the URL, or read from --token-file. To reach a loopback-only server from another \
-        machine, tunnel it: ssh -L 7311:127.0.0.1:7311 audio-box, then open \
-        http://127.0.0.1:7311/ there. Presets are files NAME.json in one folder \
+        Only you control your mix: every request needs a token, on 127.0.0.1 too (another \
+        account on the machine can reach a loopback port). It is made on first use, stored \
+        with mode 0600 in $XDG_CONFIG_HOME/crosspoint/serve-token (or read from --token-file), \
+        and the URL printed carries it: open that once and the page keeps it in a cookie. \
+        Scripts send Authorization: Bearer TOKEN. By default it listens on 127.0.0.1 only; \
+        --listen 0.0.0.0 or a LAN address opens it to the network (with the same token). To \
+        reach a loopback-only server from another machine, tunnel it: ssh -L \
+        7311:127.0.0.1:7311 audio-box, then open the printed URL there. Presets are files NAME.json in one folder \
         ($XDG_CONFIG_HOME/crosspoint/presets, or --presets). The API the page uses is in the \
         README (Control surface).
 
         Examples:
           crosspoint serve
           crosspoint serve --port 8080
-          crosspoint serve --listen 0.0.0.0          (a tablet on the LAN; prints the URL with the token)
+          crosspoint serve --listen 0.0.0.0          (a tablet on the LAN: open the printed URL with the machine's address)
           crosspoint serve --listen 192.168.1.20 --token-file ~/.config/crosspoint/token
         """)
 
     @OptionGroup var connection: Connection
-    @Option(help: ArgumentHelp("The address to listen on: 127.0.0.1 (the default, this machine only), ::1, 0.0.0.0 or one of this machine's addresses (then a token is needed).", valueName: "address"))
+    @Option(help: ArgumentHelp("The address to listen on: 127.0.0.1 (the default, this machine only), ::1, 0.0.0.0 or one of this machine's addresses (the token is needed on every one).", valueName: "address"))
     var listen = "127.0.0.1"
     @Option(help: ArgumentHelp("The port (0 picks a free one).", valueName: "n")) var port = 7311
-    @Option(help: ArgumentHelp("Read the token from this file instead (and require it on loopback too).", valueName: "file"),
+    @Option(help: ArgumentHelp("Read the token from this file instead of the stored one (16 or more printable characters).", valueName: "file"),
             completion: .file())
     var tokenFile: String?
     @Option(help: ArgumentHelp("The folder presets are kept in (default: $XDG_CONFIG_HOME/crosspoint/presets).", valueName: "dir"),
@@ -98,11 +100,8 @@ struct ServeCommand: ParsableCommand {
 
     func run() throws {
         let loopback = ServeAccess.isLoopback(listen)
-        let (token, announce): (String?, String?) =
-            if let tokenFile { (try ServeAccess.readToken(tokenFile), nil) }
-            else if !loopback { try ServeAccess.storedToken() }
-            else { (nil, nil) }
-        let access = ServeAccess(token: token, loopbackOnly: loopback && token == nil)
+        let token = try tokenFile.map(ServeAccess.readToken) ?? ServeAccess.storedToken()
+        let access = ServeAccess(token: token, loopbackOnly: loopback)
         let surface = Surface(remote: connection.remote)
         var oscLine = ""
         if let osc {
@@ -110,9 +109,9 @@ struct ServeCommand: ParsableCommand {
             do {
                 let bound = try server.start(host: listen, port: osc)
                 let host = listen.contains(":") ? "[\(listen)]" : listen
-                oscLine = "OSC: udp://\(host):\(bound) (/crosspoint/NODE/KEY VALUE\(token == nil ? "" : "; send /crosspoint/token TOKEN first"))\n"
+                oscLine = "OSC: udp://\(host):\(bound) (send /crosspoint/token TOKEN first, then /crosspoint/NODE/KEY VALUE)\n"
             } catch {
-                throw CommandError.invalid("cannot take OSC on \(listen) UDP port \(osc): \(error)")
+                throw CommandError.invalid("cannot take OSC on \(listen) UDP port \(osc): \(ServeCommand.plain(error))")
             }
         }
         surface.start()
@@ -122,21 +121,21 @@ struct ServeCommand: ParsableCommand {
 
         signal(SIGPIPE, SIG_IGN)
         var logger = Logger(label: "crosspoint-serve")
-        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .warning
+        // Hummingbird logs a connection closed during its first request (a refused head, a
+        // stranger's garbage) as an error: one line a connection, which a stranger could
+        // multiply. Its own failures reach us as errors; its log stays quiet unless asked.
+        logger.logLevel = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0) } ?? .critical
         let listen = self.listen
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router),
+            server: ServeLimits.server(webSocketRouter: router),
             configuration: .init(address: .hostname(listen, port: port), serverName: "crosspoint"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
                 let host = listen.contains(":") ? "[\(listen)]" : listen
-                var url = "http://\(host):\(port)/"
-                if let announce { url += "?token=\(announce)" }
-                var text = "Crosspoint control surface: \(url)\n" + oscAnnounce
-                if token != nil && announce == nil {
-                    text += "(the token is in \(tokenFile ?? ServeAccess.tokenPath()); add ?token=TOKEN to the URL once)\n"
-                }
+                let url = "http://\(host):\(port)/?token=\(token)"
+                let text = "Crosspoint control surface: \(url)\n" + oscAnnounce
+                    + "(the token is in \(tokenFile ?? ServeAccess.tokenPath()); the page keeps it in a cookie)\n"
                 _ = Glibc.write(STDOUT_FILENO, text, text.utf8.count)
             },
             logger: logger)
@@ -147,12 +146,23 @@ struct ServeCommand: ParsableCommand {
             do {
                 try await app.runService()
             } catch {
-                finished.error = "cannot serve on \(listen) port \(port): \(error)"
+                finished.error = "cannot serve on \(listen) port \(port): \(ServeCommand.plain(error, option: "--port"))"
             }
             finished.semaphore.signal()
         }
         finished.semaphore.wait()
         if let error = finished.error { throw CommandError.invalid(error) }
+    }
+
+    /// A server's start error as a person reads it: the system's reason, and what to do.
+    static func plain(_ error: any Error, option: String = "--osc") -> String {
+        guard let io = error as? IOError else { return "\(error)" }
+        switch io.errnoCode {
+        case EADDRINUSE: return "the port is in use (another server, or a `crosspoint serve` already running); choose another with \(option), or 0 for any free one"
+        case EADDRNOTAVAIL: return "this machine has no such address; use 127.0.0.1, ::1, 0.0.0.0 or one of its addresses (ip -brief address)"
+        case EACCES: return "ports below 1024 need privileges; choose one from 1024 to 65535"
+        default: return String(cString: strerror(io.errnoCode))
+        }
     }
 
     private final class Finished: @unchecked Sendable {
@@ -161,14 +171,25 @@ struct ServeCommand: ParsableCommand {
     }
 }
 
-/// Who may use the server: on loopback without a token, requests must name a loopback host
-/// (a DNS name another site points at 127.0.0.1 gets nothing: DNS rebinding); with a token,
-/// every request carries it. Changes (POST, DELETE) must be JSON and, when the browser says
-/// where they come from (Origin), come from the server's own page: another site's page in the
-/// same browser cannot change the mixer.
+/// Who may use the server: every request carries the token (header `Authorization: Bearer`,
+/// the page's cookie, or `?token=` in the URL), on loopback too: another account on the machine
+/// reaches a loopback port as easily as the user does. On loopback the request must also name a
+/// loopback host (a DNS name another site points at 127.0.0.1 gets nothing: DNS rebinding).
+/// Changes (POST, DELETE) must be JSON and, when the browser says where they come from
+/// (Origin), come from the server's own page: another site's page in the same browser cannot
+/// change the mixer.
 struct ServeAccess: Sendable {
-    let token: String?
+    let token: String
     let loopbackOnly: Bool
+
+    /// The page's cookie: named after the token (two servers with two tokens on one host keep
+    /// two cookies), HttpOnly (the page's script never holds it), SameSite=Strict (another
+    /// site's page never sends it).
+    var cookieName: String {
+        var hash: UInt32 = 2_166_136_261
+        for byte in token.utf8 { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        return "crosspoint-" + String(hash, radix: 16)
+    }
 
     /// localhost, ::1, or an IPv4 literal 127.x.y.z (four numbers, not a name that starts so:
     /// `127.0.0.1.evil.example` is a name anyone can point anywhere).
@@ -187,29 +208,28 @@ struct ServeAccess: Sendable {
             throw CommandError.file(path, "cannot read the token (\(String(cString: strerror(errno))))")
         }
         let token = String(decoding: data, as: UTF8.self).trimmingSpaces()
-        guard token.utf8.count >= 16, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw CommandError.file(path, "the token must be at least 16 printable characters without spaces")
+        guard token.utf8.count >= 16, token.utf8.count <= 256, token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x3B && $0 != 0x2C }) else {
+            throw CommandError.file(path, "the token must be 16 to 256 printable characters without spaces, commas or semicolons")
         }
         return token
     }
 
-    /// The stored token, made (random, mode 0600) on first use; the second value is the token
-    /// when it was just made (to be printed once).
-    static func storedToken() throws -> (String, String?) {
+    /// The stored token, made (random, mode 0600, in a 0700 folder) on first use.
+    static func storedToken() throws -> String {
         let path = tokenPath()
+        let directory = String(path.dropLast("/serve-token".count))
+        try PrivateFiles.makeFolder(directory)
         if FileManager.default.fileExists(atPath: path) {
             var info = stat()
             if stat(path, &info) == 0, info.st_mode & 0o077 != 0 {
                 throw CommandError.file(path, "is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
             }
-            return (try readToken(path), nil)
+            return try readToken(path)
         }
         // SystemRandomNumberGenerator reads the kernel's getrandom: fit for secrets.
         var random = SystemRandomNumberGenerator()
         let bytes = (0..<24).map { _ in UInt8.random(in: 0...255, using: &random) }
         let token = bytes.map { String($0, radix: 16).padded(2).replacing(" ", with: "0") }.joined()
-        let directory = String(path.dropLast("/serve-token".count))
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CommandError.file(path, "cannot store the token (\(String(cString: strerror(errno))))") }
         defer { close(fd) }
@@ -217,7 +237,14 @@ struct ServeAccess: Sendable {
         guard write(fd, line, line.utf8.count) == line.utf8.count else {
             throw CommandError.file(path, "cannot store the token (\(String(cString: strerror(errno))))")
         }
-        return (token, token)
+        return token
+    }
+
+    /// The token a request carries: its `Authorization: Bearer`, the page's cookie, or `?token=`.
+    func given(_ request: Request) -> String? {
+        if let bearer = request.headers[.authorization], bearer.hasPrefix("Bearer ") { return String(bearer.dropFirst(7)) }
+        if let cookie = CookieHeader.value(cookieName, in: request.headers[values: .cookie]) { return cookie }
+        return request.uri.queryParameters.get("token")
     }
 
     /// Nil when the request may go on; else the error to answer.
@@ -229,14 +256,13 @@ struct ServeAccess: Sendable {
                 return APIError(403, "this server answers only to 127.0.0.1, localhost and [::1] (the request was for '\(host.printable)')", key: "host")
             }
         }
-        // The page itself holds nothing secret: it loads without the token (a reload after the
-        // page has taken the token out of the address bar), and asks the API with it.
+        // The page itself holds nothing secret: it loads without the token (and then says how
+        // to open it), and asks the API with it.
         let isPage = request.method == .get && ServeAccess.pagePaths.contains(request.uri.path)
-        if let token, !isPage {
-            let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
-            let given = bearer ?? request.uri.queryParameters.get("token")
+        if !isPage {
+            let given = given(request)
             guard let given, ServeAccess.same(given, token) else {
-                return APIError(401, given == nil ? "a token is needed: add ?token=TOKEN to the URL (it was printed when the server started; it is in \(ServeAccess.tokenPath()))" : "wrong token", key: "token")
+                return APIError(401, given == nil ? "a token is needed: open the address `crosspoint serve` printed (it ends in ?token=...), or send Authorization: Bearer TOKEN; the token is in \(ServeAccess.tokenPath())" : "wrong token", key: "token")
             }
         }
         let changes = request.method == .post || request.method == .delete || request.method == .put || request.method == .patch
@@ -252,6 +278,17 @@ struct ServeAccess: Sendable {
             }
         }
         return nil
+    }
+
+    /// A page opened with the right `?token=`: a redirect to the same page without it (out of
+    /// the address bar and the history), setting the cookie the page's requests carry.
+    func tokenRedirect(_ request: Request) -> Response? {
+        guard request.method == .get, ServeAccess.pagePaths.contains(request.uri.path),
+              let query = request.uri.queryParameters.get("token"), ServeAccess.same(query, token) else { return nil }
+        let cookie = "\(cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000"
+        let rest = (request.uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") }
+        let location = request.uri.path + (rest.isEmpty ? "" : "?" + rest.joined(separator: "&"))
+        return Response(status: .seeOther, headers: [.location: location, .setCookie: cookie, .cacheControl: "no-store"])
     }
 
     static let pagePaths: Set<String> = ["/", "/index.html", "/app.js", "/style.css"]
@@ -272,6 +309,7 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         if let refusal = access.refusal(request) { return ServeRoutes.reply(refusal) }
+        if let redirect = access.tokenRedirect(request) { return redirect }
         do {
             return try await next(request, context)
         } catch let error as APIError {
@@ -286,7 +324,11 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 enum ServeRoutes {
+    /// A body's bytes: a change of every key of the largest node (256 x 256) fits.
     static let bodyLimit = 8 << 20
+    /// A body's JSON values, counted before it is decoded: a change set holds at most
+    /// `SurfaceAPI.maximumParams` (every key of a 256 x 256 node, twice) and a few lists.
+    static let valueLimit = SurfaceAPI.maximumParams + 4096
 
     static func reply(_ error: APIError) -> Response {
         var headers: HTTPFields = [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"]
@@ -321,6 +363,10 @@ enum ServeRoutes {
             buffer = try await request.collectBody(upTo: bodyLimit)
         } catch {
             throw APIError(413, "the body is larger than \(bodyLimit >> 20) MiB", key: "body")
+        }
+        let values = buffer.withUnsafeReadableBytes { JSONSize.values(in: $0) }
+        guard values <= valueLimit else {
+            throw APIError(413, "the body holds more than \(valueLimit) JSON values: more than any change of any node", key: "body")
         }
         let value: JSONValue
         do {

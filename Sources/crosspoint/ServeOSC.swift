@@ -10,12 +10,18 @@
 //   /crosspoint/subscribe NODE [PORT]  the sender (at PORT, if given: TouchOSC listens on a port
 //                                      of its own) gets NODE's keys now, then every change
 //   /crosspoint/unsubscribe [NODE]     stops that (every node without one)
-//   /crosspoint/token TOKEN            off loopback: the sender may send changes from now on
+//   /crosspoint/token TOKEN            the surface's token: the sender (its address and port) is
+//                                      heard from now on; first in a bundle, it admits the bundle
 //
-// Bad messages are ignored with a log line on standard error and a `/crosspoint/error REASON`
-// back to the sender; nothing is changed. The packets are read by `OSC` (CrosspointCore,
-// fuzzed). Bound to the surface's address: loopback by default; elsewhere the surface's token
-// rules apply (a sender is heard once it sent the token).
+// Only the user controls the mix, on loopback too: a sender is heard once it sent the token
+// from its address and port (at most `maximumTrusted` remembered, the longest silent forgotten
+// first). A stranger gets nothing back, ever (no reply can be aimed at someone else's address
+// with a forged source), and costs a parse and a count: refusals from strangers are logged at
+// most once a second, with their count. A heard sender's bad packet is refused whole (a bundle
+// applies all its messages or none) with one `/crosspoint/error REASON` naming the first bad
+// message, never longer than `maximumReply` bytes. Datagrams are read whole up to 65,536 bytes.
+// Subscriptions are bounded: `maximumSubscribers` addresses, `maximumNodesPerSubscriber` nodes
+// each, only nodes there are. The packets are read by `OSC` (CrosspointCore, fuzzed).
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -30,23 +36,37 @@ import Synchronization
 
 final class OSCServer: @unchecked Sendable {
     private let surface: Surface
-    private let token: String?
+    private let token: String
     private var channel: Channel?
 
     /// Who gets changes: each subscriber's address and the nodes it follows.
     private let subscriptions = Mutex<[SocketAddress: Set<String>]>([:])
-    /// Off loopback: the senders that gave the token.
-    private let trusted = Mutex<Set<SocketAddress>>([])
-    /// Changes waiting for the surface's thread, per node, each message's (or bundle's) pairs
-    /// with its sender, in order.
-    private let pending = Mutex<[String: [(pairs: [JSONValue], sender: SocketAddress)]]>([:])
+    /// The senders that gave the token, with when each was last heard (ContinuousClock).
+    private let trusted = Mutex<[SocketAddress: ContinuousClock.Instant]>([:])
+    /// Packets waiting for the surface's thread, in order: each one's changes by node, its
+    /// sender, and what to call it in an error.
+    private let pending = Mutex<[Packet]>([])
+    /// Strangers' packets not yet logged, and when the last such line was written.
+    private let strangers = Mutex<(count: Int, addresses: Set<SocketAddress>, logged: ContinuousClock.Instant?)>((0, [], nil))
     /// The last state sent to subscribers, per node (surface thread only).
     private var lastSent: [String: [String: OSCValue]] = [:]
 
     /// At most this many subscribers (a new one beyond that takes the place of another).
     static let maximumSubscribers = 64
+    /// At most this many nodes followed by one subscriber.
+    static let maximumNodesPerSubscriber = 16
+    /// At most this many senders remembered as having given the token.
+    static let maximumTrusted = 256
+    /// An error reply's most bytes.
+    static let maximumReply = 320
 
-    init(surface: Surface, token: String?) {
+    private struct Packet {
+        var changes: [(node: String, pairs: [JSONValue])]
+        let sender: SocketAddress
+        let isBundle: Bool
+    }
+
+    init(surface: Surface, token: String) {
         self.surface = surface
         self.token = token
     }
@@ -55,6 +75,8 @@ final class OSCServer: @unchecked Sendable {
     func start(host: String, port: Int) throws -> Int {
         let channel = try DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            // Whole datagrams: OSC's largest packet (a UDP datagram is at most 65,507 bytes).
+            .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: OSC.maximumPacket))
             .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Handler(server: self)) } }
             .bind(host: host, port: port).wait()
         self.channel = channel
@@ -82,48 +104,53 @@ final class OSCServer: @unchecked Sendable {
         do {
             messages = try OSC.messages(in: packet)
         } catch {
-            refuse(error.description, to: sender)
+            if heard(sender) { refuse(error.description, to: sender) } else { stranger(sender) }
             return
         }
+        // The token, alone or first in a bundle, admits the sender; anything else from a
+        // sender that has not given it is a stranger's.
+        var rest = messages[...]
+        if let first = rest.first, first.address == "/crosspoint/token" {
+            guard case let .string(given)? = first.arguments.first, first.arguments.count == 1, Self.same(given, token) else {
+                if heard(sender) { refuse("/crosspoint/token: wrong token", to: sender) } else { stranger(sender) }
+                return
+            }
+            trust(sender)
+            rest = rest.dropFirst()
+        }
+        guard heard(sender) else {
+            stranger(sender)
+            return
+        }
+        guard !rest.isEmpty else { return }
+        let isBundle = messages.count > 1
+        // Read every message before acting on any: a bad one refuses the packet whole.
         var changes: [(node: String, pairs: [JSONValue])] = []
-        for message in messages {
+        var controls: [() -> Void] = []
+        for message in rest {
             let parts = message.parts
+            let bad = { (reason: String) in
+                self.refuse((isBundle ? "the bundle is refused, nothing in it applied: " : "") + "\(message.address.printable): \(reason)", to: sender)
+            }
             guard parts.count >= 2, parts[0] == "crosspoint" else {
-                refuse("\(message.address.printable): addresses start with /crosspoint/", to: sender)
-                continue
+                return bad("addresses start with /crosspoint/")
             }
             switch (parts.count, parts[1]) {
             case (2, "token"):
-                guard let token, case let .string(given)? = message.arguments.first, message.arguments.count == 1,
-                      Self.same(given, token) else {
-                    refuse("/crosspoint/token: wrong token", to: sender)
-                    continue
-                }
-                _ = trusted.withLock { $0.insert(sender) }
-                continue
-            default:
-                break
-            }
-            guard heard(sender) else {
-                refuse("\(message.address.printable): send /crosspoint/token TOKEN first (the server is not on loopback)", to: sender)
-                continue
-            }
-            switch (parts.count, parts[1]) {
+                return bad("the token goes first")
             case (2, "subscribe"):
                 guard case let .string(node)? = message.arguments.first, (1...2).contains(message.arguments.count) else {
-                    refuse("/crosspoint/subscribe: give a node name and, if replies go to another port, the port: /crosspoint/subscribe s:crosspoint i:9000", to: sender)
-                    continue
+                    return bad("give a node name and, if replies go to another port, the port: /crosspoint/subscribe s:crosspoint i:9000")
                 }
                 var address = sender
                 if message.arguments.count == 2 {
                     guard case let .int(port) = message.arguments[1], (1...65535).contains(port), let ip = sender.ipAddress,
                           let replyTo = try? SocketAddress(ipAddress: ip, port: Int(port)) else {
-                        refuse("/crosspoint/subscribe: the port must be a whole number (i) from 1 to 65535", to: sender)
-                        continue
+                        return bad("the port must be a whole number (i) from 1 to 65535")
                     }
                     address = replyTo
                 }
-                subscribe(address, to: node)
+                controls.append { self.subscribe(address, to: node, from: sender) }
             case (2, "unsubscribe"):
                 // /crosspoint/unsubscribe [NODE] [PORT]: what /crosspoint/subscribe made.
                 var node: String?, address = sender
@@ -132,15 +159,16 @@ final class OSCServer: @unchecked Sendable {
                     if case let .int(port) = argument, let ip = sender.ipAddress,
                        let replyTo = try? SocketAddress(ipAddress: ip, port: Int(port)) { address = replyTo }
                 }
-                subscriptions.withLock { all in
-                    if let node { all[address]?.remove(node) } else { all[address] = nil }
-                    if all[address]?.isEmpty == true { all[address] = nil }
+                controls.append {
+                    self.subscriptions.withLock { all in
+                        if let node { all[address]?.remove(node) } else { all[address] = nil }
+                        if all[address]?.isEmpty == true { all[address] = nil }
+                    }
                 }
             case (3, _):
                 let node = String(parts[1]), key = String(parts[2])
                 guard let value = Self.json(message.arguments) else {
-                    refuse("\(message.address.printable): give a value (a number, T or F, a string, or several for a list)", to: sender)
-                    continue
+                    return bad("give a value (a number, T or F, a string, or several for a list)")
                 }
                 if let k = changes.firstIndex(where: { $0.node == node }) {
                     changes[k].pairs += [.string(key), value]
@@ -148,49 +176,93 @@ final class OSCServer: @unchecked Sendable {
                     changes.append((node, [.string(key), value]))
                 }
             default:
-                refuse("\(message.address.printable): expected /crosspoint/NODE/KEY, /crosspoint/subscribe or /crosspoint/unsubscribe", to: sender)
+                return bad("expected /crosspoint/NODE/KEY, /crosspoint/subscribe or /crosspoint/unsubscribe")
             }
         }
-        for change in changes { queue(change.node, change.pairs, from: sender) }
+        if changes.isEmpty {
+            for control in controls { control() }
+        } else {
+            queue(Packet(changes: changes, sender: sender, isBundle: isBundle), then: controls)
+        }
     }
 
-    /// Queues a node's change. Jobs run in the order queued (one event loop thread receives), so
-    /// a fader's stream ends on its last value; what arrives while a change is being applied
-    /// waits and goes as one change set (a key's last value), or, if that set is refused, message
-    /// by message, so that a bad message refuses only itself.
-    private func queue(_ node: String, _ pairs: [JSONValue], from sender: SocketAddress) {
-        let isNew = pending.withLock { all -> Bool in
-            if all[node] != nil {
-                all[node]!.append((pairs, sender))
-                return false
-            }
-            all[node] = [(pairs, sender)]
-            return true
+    /// Queues a packet's changes. Jobs run in the order queued (one event loop thread
+    /// receives), so a fader's stream ends on its last value; what arrives while a change is
+    /// being applied waits and goes as one change set per node (a key's last value) when every
+    /// packet in it is good, or packet by packet, each whole or not at all, so that a bad packet
+    /// refuses only itself.
+    private func queue(_ packet: Packet, then controls: [() -> Void]) {
+        let isFirst = pending.withLock { all -> Bool in
+            all.append(packet)
+            return all.count == 1
         }
-        guard isNew else { return }
+        guard isFirst else {
+            for control in controls { control() }
+            return
+        }
         surface.submit({ session in
-            guard let waiting = self.pending.withLock({ all in defer { all[node] = nil }; return all[node] }) else { return }
-            func apply(_ pairs: [JSONValue]) throws {
-                _ = try SurfaceAPI.change(.object([("params", .array(pairs))]), node: node, session)
+            let waiting = self.pending.withLock { all in defer { all.removeAll() }; return all }
+            guard !waiting.isEmpty else { return }
+            var nodes: [String] = [], lists: [String: [[JSONValue]]] = [:]
+            for packet in waiting {
+                for change in packet.changes {
+                    if lists[change.node] == nil { nodes.append(change.node) }
+                    lists[change.node, default: []].append(change.pairs)
+                }
             }
-            do {
-                try apply(Self.merged(waiting.map(\.pairs)))
-                return
-            } catch where waiting.count > 1 {
-                // One of them is bad: each on its own.
-            } catch {
-                self.refuse("/crosspoint/\(node.printable): \(APIError.from(error).message)", to: waiting[0].sender)
+            let merged = nodes.map { ($0, Self.merged(lists[$0] ?? [])) }
+            if (try? Self.check(merged, session)) != nil {
+                for (node, pairs) in merged {
+                    do { try Self.apply(node, pairs, session) } catch {
+                        self.refuse("/crosspoint/\(node.printable): \(APIError.from(error).message)", to: waiting[0].sender)
+                    }
+                }
                 return
             }
-            for message in waiting {
-                do { try apply(message.pairs) } catch {
-                    self.refuse("/crosspoint/\(node.printable): \(APIError.from(error).message)", to: message.sender)
+            for packet in waiting {
+                let all = packet.changes.map { ($0.node, $0.pairs) }
+                do {
+                    try Self.check(all, session)
+                } catch let error as Refusal {
+                    self.refuse((packet.isBundle ? "the bundle is refused, nothing in it applied: " : "") + error.reason, to: packet.sender)
+                    continue
+                } catch {
+                    continue
+                }
+                for (node, pairs) in all {
+                    do { try Self.apply(node, pairs, session) } catch {
+                        self.refuse("/crosspoint/\(node.printable): \(APIError.from(error).message)", to: packet.sender)
+                    }
                 }
             }
         }, failed: { error in
-            let waiting = self.pending.withLock { $0.removeValue(forKey: node) } ?? []
-            for message in waiting { self.refuse("/crosspoint/\(node.printable): \(APIError.from(error).message)", to: message.sender) }
+            let waiting = self.pending.withLock { all in defer { all.removeAll() }; return all }
+            for packet in waiting { self.refuse("/crosspoint: \(APIError.from(error).message)", to: packet.sender) }
         })
+        for control in controls { control() }
+    }
+
+    private struct Refusal: Error { let reason: String }
+
+    /// Checks each node's change against the node as it is, sending nothing; throws the first
+    /// refusal, naming its message.
+    private static func check(_ changes: [(String, [JSONValue])], _ session: Session) throws {
+        for (node, pairs) in changes {
+            do {
+                try SurfaceAPI.check(.object([("params", .array(pairs))]), node: node, session)
+            } catch {
+                let api = APIError.from(error)
+                // The message's address, then why (which names the key already, or not).
+                let key = api.key.map { "/" + $0.printable } ?? ""
+                var message = api.message
+                if let k = api.key, message.hasPrefix(k + ": ") { message.removeFirst(k.count + 2) }
+                throw Refusal(reason: "/crosspoint/\(node.printable)\(key): \(message)")
+            }
+        }
+    }
+
+    private static func apply(_ node: String, _ pairs: [JSONValue], _ session: Session) throws {
+        _ = try SurfaceAPI.change(.object([("params", .array(pairs))]), node: node, session)
     }
 
     /// KEY, VALUE pairs of several messages as one list: each key once, at its last value, in the
@@ -210,9 +282,36 @@ final class OSCServer: @unchecked Sendable {
         return keys.flatMap { [JSONValue.string($0), values[$0]!] }
     }
 
-    /// Whether the server hears `sender`: always on loopback without a token, else once it gave it.
+    /// Whether `sender` gave the token (and when it was last heard, now).
     private func heard(_ sender: SocketAddress) -> Bool {
-        token == nil || trusted.withLock { $0.contains(sender) }
+        trusted.withLock { all in
+            guard all[sender] != nil else { return false }
+            all[sender] = .now
+            return true
+        }
+    }
+
+    /// Remembers `sender` as having given the token; past the bound, the longest silent goes.
+    private func trust(_ sender: SocketAddress) {
+        trusted.withLock { all in
+            if all[sender] == nil, all.count >= Self.maximumTrusted, let oldest = all.min(by: { $0.value < $1.value })?.key {
+                all[oldest] = nil
+            }
+            all[sender] = .now
+        }
+    }
+
+    /// A stranger's packet: counted, never answered; the count is logged at most once a second.
+    private func stranger(_ sender: SocketAddress) {
+        let line = strangers.withLock { state -> String? in
+            state.count += 1
+            if state.addresses.count < 1000 { state.addresses.insert(sender) }
+            let now = ContinuousClock.now
+            if let logged = state.logged, now - logged < .seconds(1) { return nil }
+            defer { state = (0, [], now) }
+            return "osc: ignored \(state.count) packet\(state.count == 1 ? "" : "s") from \(state.addresses.count) address\(state.addresses.count == 1 ? "" : "es") that did not send /crosspoint/token TOKEN first"
+        }
+        if let line { printError(line) }
     }
 
     /// Compares in constant time (the surface's token rule).
@@ -240,26 +339,39 @@ final class OSCServer: @unchecked Sendable {
         return values.count == 1 ? values[0] : .array(values)
     }
 
+    /// A heard sender's refused packet: a log line and one short error back.
     private func refuse(_ reason: String, to sender: SocketAddress) {
         printError("osc: ignored from \(sender): \(reason)")
-        send([OSCMessage(address: "/crosspoint/error", arguments: [.string(reason)])], to: sender)
+        var text = reason
+        while text.utf8.count > Self.maximumReply - 48 { text = String(text.dropLast(16)) + "…" }
+        send([OSCMessage(address: "/crosspoint/error", arguments: [.string(text)])], to: sender)
     }
 
     // MARK: Subscriptions and sending
 
-    private func subscribe(_ sender: SocketAddress, to node: String) {
-        subscriptions.withLock { all in
-            if all[sender] == nil, all.count >= Self.maximumSubscribers, let other = all.keys.first { all[other] = nil }
-            all[sender, default: []].insert(node)
-        }
-        // The node's keys now, from the surface's thread.
+    /// Subscribes `address` (the sender's, or another port of its machine) to `node`, if the
+    /// node is there and the bounds allow; the node's keys go there at once.
+    private func subscribe(_ address: SocketAddress, to node: String, from sender: SocketAddress) {
         Task {
             do {
                 let state = try await surface.perform { session -> [String: OSCValue] in
                     let target = try session.target(node)
                     return OSCValue.state(of: try session.mixer(of: target))
                 }
-                send(OSCValue.messages(node: node, state), to: sender)
+                let added = subscriptions.withLock { all -> String? in
+                    let mine = all[address] ?? []
+                    if !mine.contains(node), mine.count >= Self.maximumNodesPerSubscriber {
+                        return "at most \(Self.maximumNodesPerSubscriber) nodes a subscriber: unsubscribe one first"
+                    }
+                    if all[address] == nil, all.count >= Self.maximumSubscribers, let other = all.keys.first { all[other] = nil }
+                    all[address, default: []].insert(node)
+                    return nil
+                }
+                if let added {
+                    refuse("/crosspoint/subscribe \(node.printable): \(added)", to: sender)
+                    return
+                }
+                send(OSCValue.messages(node: node, state), to: address)
             } catch {
                 self.refuse("/crosspoint/subscribe \(node.printable): \(APIError.from(error).message)", to: sender)
             }

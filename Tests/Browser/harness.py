@@ -496,6 +496,15 @@ class PropsMonitor:
 
 # ---------------------------------------------------------------- the server
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Redirects are answers to look at (the page's ?token= is one), not to follow."""
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+NO_REDIRECTS = urllib.request.build_opener(_NoRedirect)
+
+
 class Server:
     """`crosspoint serve` on a free port of 127.0.0.1 (or `listen`), with the sandbox's environment
     (so its token and presets live in the sandbox's config folder)."""
@@ -514,7 +523,8 @@ class Server:
     def base(self):
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, token=None):
+    def start(self, token=None, use_printed=True):
+        """Starts it; its requests carry `token`, or (use_printed) the one in the URL it printed."""
         self.token = token
         args = [CROSSPOINT, "serve", "--listen", self.listen, "--port", str(self.port)] + self.extra
         self.process = self.sandbox.spawn(args, f"{self.name}.log")
@@ -528,6 +538,9 @@ class Server:
             except OSError:
                 return False
         wait_until("crosspoint serve to answer", up, timeout=15, interval=0.05)
+        if self.token is None and use_printed:
+            wait_until("the URL with the token", lambda: self.printed_token() is not None, timeout=5, interval=0.05)
+            self.token = self.printed_token()
         return self
 
     def log(self):
@@ -567,7 +580,7 @@ class Server:
             h["Authorization"] = f"Bearer {tok}"
         req = urllib.request.Request(self.base + path, data=body, method=method, headers=h)
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with NO_REDIRECTS.open(req, timeout=timeout) as r:
                 return r.status, dict(r.headers), r.read()
         except urllib.error.HTTPError as e:
             return e.code, dict(e.headers or {}), e.read()

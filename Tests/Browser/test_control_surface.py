@@ -120,6 +120,9 @@ class ControlSurface(unittest.TestCase):
         inputs = spec.get("inputs") or len(spec["input.position"])
         outputs = spec.get("outputs") or len(spec["output.position"])
         b = self.browser
+        if base is None and self.server.token:
+            # The printed URL once (?token=): the server sets the cookie and drops it from the address.
+            query = f"?token={self.server.token}" + ("&" + query[1:] if query.startswith("?") else query)
         b.open((base or self.server.base) + "/" + query)
         wait_until("the status banner to say connected", lambda: b.attr("status", "data-connected") == "true", timeout=15)
         wait_until(f"node {name} in the picker", lambda: b.js(
@@ -536,7 +539,7 @@ class ControlSurface(unittest.TestCase):
             return body
 
         # --listen 0.0.0.0: the server's generated token (requests still go to 127.0.0.1 only).
-        lan = Server(sb, listen="0.0.0.0", name="serve-lan").start()
+        lan = Server(sb, listen="0.0.0.0", name="serve-lan").start(use_printed=False)
         STATE.setdefault("servers", []).append(lan)
         token_path = os.path.join(sb.env["XDG_CONFIG_HOME"], "crosspoint", "serve-token")
         wait_until("the token file", lambda: os.path.exists(token_path), timeout=5)
@@ -586,15 +589,24 @@ class ControlSurface(unittest.TestCase):
         with open(token_file, "w") as f:
             f.write("s3cret-token-for-tests\n")
         os.chmod(token_file, 0o600)
-        guarded = Server(sb, extra=["--token-file", token_file], name="serve-token-file").start()
+        guarded = Server(sb, extra=["--token-file", token_file], name="serve-token-file").start(use_printed=False)
         STATE["servers"].append(guarded)
         expect(guarded, "loopback --token-file, no token", 401)
         expect(guarded, "loopback --token-file, wrong token", 401, token="s3cret-token-for-test")
         expect(guarded, "loopback --token-file, right token", 200, token="s3cret-token-for-tests")
         guarded.stop()
 
-        # The loopback server without token: Host (DNS rebinding) and Origin (CSRF) checks.
+        # The loopback server: the token is needed there too (another account on the machine
+        # reaches 127.0.0.1); then Host (DNS rebinding) and Origin (CSRF) checks.
         srv = self.server
+        expect(srv, "loopback, no token", 401, token="")
+        expect(srv, "loopback, no token, the page", 200, path="/", token="")
+        status, headers, _ = srv.request("GET", f"/?token={srv.token}&node=xp-2x2", token="")
+        cookie = headers.get("Set-Cookie", "")
+        results.append(f"loopback, the page with ?token=: {status} to {headers.get('Location')!r}, cookie {cookie.split('=')[0]}=…; {'; '.join(cookie.split('; ')[1:])}")
+        check(status == 303 and headers.get("Location") == "/?node=xp-2x2", f"?token= on the page: {status} {headers}")
+        check("HttpOnly" in cookie and "SameSite=Strict" in cookie and srv.token in cookie, f"the cookie: {cookie!r}")
+        expect(srv, "loopback, the cookie", 200, token="", headers={"Cookie": cookie.split(";")[0]})
         expect(srv, "loopback, Host: 127.0.0.1", 200)
         expect(srv, "loopback, Host: localhost", 200, headers={"Host": f"localhost:{srv.port}"})
         expect(srv, "loopback, Host: evil.example (DNS rebinding)", 403, headers={"Host": f"evil.example:{srv.port}"})
@@ -616,12 +628,15 @@ class ControlSurface(unittest.TestCase):
         for what, host, origin, want in (("own Origin", f"127.0.0.1:{srv.port}", srv.base, 101),
                                          ("Origin http://evil.example", f"127.0.0.1:{srv.port}", "http://evil.example", 403),
                                          ("Host evil.example", f"evil.example:{srv.port}", f"http://evil.example:{srv.port}", 403)):
-            status = websocket_handshake(srv.port, host, origin)
+            status = websocket_handshake(srv.port, host, origin, token=srv.token)
             results.append(f"WebSocket /api/stream, {what}: {status}")
             if want == 101:
                 check(status == 101, f"WebSocket with {what} got {status}")
             else:
                 check(status is None or 400 <= status < 500, f"WebSocket with {what} got {status}")
+        status = websocket_handshake(srv.port, f"127.0.0.1:{srv.port}", srv.base, token=None)
+        results.append(f"WebSocket /api/stream, own Origin, no token: {status}")
+        check(status is None or 400 <= status < 500, f"WebSocket without the token got {status}")
         for line in results:
             figure("security", line)
         self.assertFalse(problems, f"{len(problems)} security problems: " + " | ".join(problems))
@@ -1026,12 +1041,13 @@ def snapshot_files(folder):
     return out
 
 
-def websocket_handshake(port, host, origin, timeout=5):
+def websocket_handshake(port, host, origin, token=None, timeout=5):
     """The HTTP status of a WebSocket upgrade of /api/stream (None if the connection was closed)."""
     import base64
     key = base64.b64encode(os.urandom(16)).decode()
+    auth = f"Authorization: Bearer {token}\r\n" if token else ""
     request = (f"GET /api/stream HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n\r\n").encode()
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: {origin}\r\n{auth}\r\n").encode()
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
         s.sendall(request)
         data = b""

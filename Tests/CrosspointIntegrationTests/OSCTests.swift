@@ -16,15 +16,27 @@ struct OSCTests {
         let port: Int
         let server: Background
 
-        init(_ arguments: (String) -> [String] = { _ in [] }) throws {
+        /// The server's token (its --token-file).
+        static let token = "osc-test-token-0123456789"
+
+        init() throws {
             sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path])
             _ = try sandbox.waitFor("the node") { $0.nodeID("crosspoint") != nil }
             folder = NSTemporaryDirectory() + "crosspoint-osc-\(UInt32.random(in: 0..<UInt32.max))"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Self.token.write(toFile: folder + "/token", atomically: true, encoding: .utf8)
             port = Int.random(in: 20000...29999)
-            server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)"] + arguments(folder),
+            server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)", "--token-file", folder + "/token"],
                                        stdout: folder + "/serve.out", stderr: folder + "/serve.err")
+            let (folder, port) = (folder, port)
+            let deadline = Date().addingTimeInterval(10)
+            while (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("OSC: udp://127.0.0.1:\(port)") != true {
+                guard Date() < deadline else { throw SandboxError("timed out waiting for the server to listen") }
+                usleep(50_000)
+            }
         }
+
+        var log: String { (try? String(contentsOfFile: folder + "/serve.err", encoding: .utf8)) ?? "" }
 
         func stop() {
             server.stop()
@@ -40,22 +52,23 @@ struct OSCTests {
         let replies = port + 10000
         let dump = try sandbox.start(["stdbuf", "-oL", "oscdump", "\(replies)"], stdout: folder + "/dump.out", stderr: folder + "/dump.err")
         defer { dump.stop() }
-        try wait("the server to listen") { (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("OSC: udp://127.0.0.1:\(port)") == true }
-        func send(_ arguments: String...) {
-            let sent = sandbox.run(["oscsend", "localhost", "\(port)"] + arguments)
-            #expect(sent.succeeded, "oscsend \(arguments): \(sent.stderr)")
+        // Each message from one socket that sends the token first (liblo's oscsend picks a new
+        // port each time, so it is never heard: see the strangers' test); replies are read by
+        // liblo's oscdump.
+        func send(_ address: String, _ arguments: OSCArgument...) {
+            #expect((try? sendRaw(OSCMessage(address: address, arguments: arguments).bytes, port: port, sandbox: sandbox)) != nil, "sending \(address)")
         }
         func dumped() -> String { (try? String(contentsOfFile: folder + "/dump.out", encoding: .utf8)) ?? "" }
 
         // Subscribed (replies to another port, as TouchOSC listens): the node's state at once.
-        send("/crosspoint/subscribe", "si", "crosspoint", "\(replies)")
+        send("/crosspoint/subscribe", .string("crosspoint"), .int(Int32(replies)))
         try wait("the state") { dumped().contains("/crosspoint/crosspoint/matrix.0.0 f 0.500000") }
         #expect(dumped().contains("/crosspoint/crosspoint/gain.master f 1.000000"), "\(dumped())")
 
         // A float, a typed level, a flag: Props follow, and the subscriber hears each change.
-        send("/crosspoint/crosspoint/matrix.FL.MONO", "f", "0.25")
-        send("/crosspoint/crosspoint/gain.master", "s", "-6dB")
-        send("/crosspoint/crosspoint/mute.in.1", "T")
+        send("/crosspoint/crosspoint/matrix.FL.MONO", .float(0.25))
+        send("/crosspoint/crosspoint/gain.master", .string("-6dB"))
+        send("/crosspoint/crosspoint/mute.in.1", .bool(true))
         var props = try sandbox.waitFor("Props to follow OSC") { graph in
             let p = graph.params(of: "crosspoint")
             return sandbox.float(p["matrix.0.0"]) == 0.25 && p["mute.in.1"] as? Bool == true
@@ -82,10 +95,10 @@ struct OSCTests {
         // bundle lying about its size. Nothing changes; the server goes on and says why.
         try sendRaw(Array("not osc at all".utf8), port: port, sandbox: sandbox)
         try sendRaw(Array("#bundle".utf8) + [0] + Array(repeating: 0, count: 8) + [0x7F, 0xFF, 0xFF, 0xF0], port: port, sandbox: sandbox)
-        send("/crosspoint/crosspoint/gain.master", "f", "99")
-        send("/crosspoint/crosspoint/no.such.key", "f", "1")
-        send("/crosspoint/nobody/gain.master", "f", "1")
-        send("/crosspoint/crosspoint/matrix.0.0", "f", "0.125")  // then a good one: it still works
+        send("/crosspoint/crosspoint/gain.master", .float(99))
+        send("/crosspoint/crosspoint/no.such.key", .float(1))
+        send("/crosspoint/nobody/gain.master", .float(1))
+        send("/crosspoint/crosspoint/matrix.0.0", .float(0.125))  // then a good one: it still works
         let after = try sandbox.waitFor("the good message after the bad ones") { graph in
             sandbox.float(graph.params(of: "crosspoint")["matrix.0.0"]) == 0.125
         }.params(of: "crosspoint")
@@ -110,31 +123,135 @@ struct OSCTests {
         #expect(server.isRunning)
     }
 
-    /// With a token (off loopback, or --token-file), a sender is heard only once it sent it.
-    @Test func withATokenOSCIsHeardOnlyAfterTheToken() throws {
-        let token = "osc-test-token-0123456789"
-        let rig = try Rig { folder in
-            // The token file, written before the server reads it.
-            try? token.write(toFile: folder + "/token", atomically: true, encoding: .utf8)
-            return ["--token-file", folder + "/token"]
-        }
+    /// Only the user controls the mix: a sender is heard once it sent the token from its address
+    /// and port. A stranger (no token, a wrong one, another account on the machine, liblo's
+    /// oscsend from a new port each time) changes nothing, gets nothing back, and is logged at
+    /// most once a second with a count; the token first in a bundle admits the bundle.
+    @Test func strangersAreNotHeardNotAnsweredAndLoggedOnlyAsACount() throws {
+        let rig = try Rig()
         defer { rig.stop() }
-        let (sandbox, folder, port) = (rig.sandbox, rig.folder, rig.port)
-        try wait("the server to listen") { (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("send /crosspoint/token TOKEN first") == true }
-        // Without the token: refused. With a wrong one: refused. The sender's port is what is
-        // trusted, so the messages go from one socket (python3's, as liblo's oscsend picks a new
-        // port each time).
-        let withoutToken = OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.5)]).bytes
-        let wrong = OSCMessage(address: "/crosspoint/token", arguments: [.string("nope")]).bytes
-        let right = OSCMessage(address: "/crosspoint/token", arguments: [.string(token)]).bytes
-        let then = OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.25)]).bytes
-        try sendRaw([withoutToken, wrong], port: port, sandbox: sandbox)
-        usleep(500_000)
-        #expect(sandbox.float(try Graph(sandbox).params(of: "crosspoint")["gain.master"]) == 1, "a change without the token")
-        try sendRaw([right, then], port: port, sandbox: sandbox)
-        _ = try sandbox.waitFor("the change after the token") { sandbox.float($0.params(of: "crosspoint")["gain.master"]) == 0.25 }
-        let log = (try? String(contentsOfFile: folder + "/serve.err", encoding: .utf8)) ?? ""
-        #expect(log.contains("send /crosspoint/token TOKEN first") && log.contains("wrong token"), "\(log)")
+        let (sandbox, port) = (rig.sandbox, rig.port)
+        let change = OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.5)]).bytes
+        let wrong = OSCMessage(address: "/crosspoint/token", arguments: [.string("nope-nope-nope-nope")]).bytes
+        let subscribe = OSCMessage(address: "/crosspoint/subscribe", arguments: [.string("crosspoint")]).bytes
+        // 600 packets of every kind from one socket, listening for any answer for a second after.
+        let heard = try exchange([change, wrong, subscribe, Array("garbage!".utf8), OSC.bundle([OSCMessage(address: "/crosspoint/subscribe", arguments: [.string("crosspoint")])])],
+                                 repeat: 120, port: port, sandbox: sandbox)
+        #expect(heard.isEmpty, "a stranger got \(heard.count) replies")
+        // liblo's oscsend, and another account on the machine (setpriv as nobody).
+        #expect(sandbox.run(["oscsend", "localhost", "\(port)", "/crosspoint/crosspoint/gain.master", "f", "0.25"]).succeeded)
+        let nobody = try exchange([change], port: port, sandbox: sandbox, as: 65534)
+        #expect(nobody.isEmpty)
+        usleep(300_000)
+        #expect(sandbox.float(try Graph(sandbox).params(of: "crosspoint")["gain.master"]) == 1, "a stranger changed the mix")
+        let lines = rig.log.split(separator: "\n").filter { $0.contains("osc:") }
+        #expect(lines.count <= 6 && lines.allSatisfy { $0.contains("did not send /crosspoint/token TOKEN first") }, "the log: \(lines.prefix(10))")
+        #expect(lines.first?.contains("osc: ignored 1 packet from 1 address") == true, "\(lines.prefix(3))")
+
+        // The token first in a bundle admits the bundle, and its sender from then on.
+        let token = OSCMessage(address: "/crosspoint/token", arguments: [.string(Rig.token)])
+        try sendRaw(OSC.bundle([token, OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.25)])]), port: port, sandbox: sandbox, token: false)
+        _ = try sandbox.waitFor("the bundle with the token") { sandbox.float($0.params(of: "crosspoint")["gain.master"]) == 0.25 }
+        // A heard sender's bad message: one short error back, nothing more.
+        let reply = try exchange([token.bytes, OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(99)]).bytes], port: port, sandbox: sandbox)
+        #expect(reply.count == 1 && reply.allSatisfy { $0.count <= 320 }, "replies: \(reply.map(\.count))")
+        #expect(rig.server.isRunning)
+    }
+
+    /// A datagram is read whole up to 65,536 bytes, and a bundle applies all its messages or
+    /// none, with one error naming the first bad one.
+    @Test func aBundleAppliesWholeOrNotAtAll() throws {
+        let rig = try Rig()
+        defer { rig.stop() }
+        let (sandbox, port) = (rig.sandbox, rig.port)
+        // 30 kB: 500 messages, the last one the master.
+        let filler = (0..<500).map { k in OSCMessage(address: "/crosspoint/crosspoint/gain.in.0", arguments: [.float(Float(k % 7) / 10)]) }
+        let big = OSC.bundle(filler + [OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.5)])])
+        #expect(big.count > 20_000)
+        try sendRaw(big, port: port, sandbox: sandbox)
+        _ = try sandbox.waitFor("the large bundle's last message") { sandbox.float($0.params(of: "crosspoint")["gain.master"]) == 0.5 }
+        // A good change, a bad one, another good one: nothing applies; the error names the bad one.
+        let bad = OSC.bundle([OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.25)]),
+                              OSCMessage(address: "/crosspoint/crosspoint/gain.out.0", arguments: [.float(99)]),
+                              OSCMessage(address: "/crosspoint/crosspoint/mute.in.0", arguments: [.bool(true)])])
+        let replies = try exchange([OSCMessage(address: "/crosspoint/token", arguments: [.string(Rig.token)]).bytes, bad], port: port, sandbox: sandbox)
+        let text = replies.map { String(decoding: $0, as: UTF8.self) }.joined()
+        #expect(replies.count == 1 && text.contains("nothing in it applied") && text.contains("gain.out.0"), "\(text)")
+        // The node is as it was: neither good message of the bad bundle landed.
+        usleep(300_000)
+        let p = try Graph(sandbox).params(of: "crosspoint")
+        #expect(sandbox.float(p["gain.master"]) == 0.5 && p["mute.in.0"] as? Bool == false, "\(p)")
+        // A bundle with a malformed message inside: refused whole too.
+        try sendRaw(OSC.bundle([OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.125)]),
+                                OSCMessage(address: "/elsewhere", arguments: [.float(1)])]), port: port, sandbox: sandbox)
+        usleep(300_000)
+        #expect(sandbox.float(try Graph(sandbox).params(of: "crosspoint")["gain.master"]) == 0.5)
+        #expect(rig.log.contains("/elsewhere: addresses start with /crosspoint/"), "\(rig.log)")
+    }
+
+    /// Subscriptions to nodes that are not there are refused (they cost the server a lookup
+    /// every turn for good): 2,500 packets naming 75,000 made-up nodes leave the server idle and
+    /// a real change as quick as before.
+    @Test func subscriptionsToMadeUpNodesCostNothing() throws {
+        let rig = try Rig()
+        defer { rig.stop() }
+        let (sandbox, port) = (rig.sandbox, rig.port)
+        let packets = (0..<2500).map { p in
+            OSC.bundle((0..<30).map { k in OSCMessage(address: "/crosspoint/subscribe", arguments: [.string("fake-\(p)-\(k)")]) })
+        }
+        try sendRaw(packets, port: port, sandbox: sandbox, gap: 0)
+        usleep(2_000_000)  // let the refusals drain
+        let before = cpuSeconds(rig.server.pid)
+        usleep(2_000_000)
+        let idle = cpuSeconds(rig.server.pid) - before
+        #expect(idle < 0.3, "serve used \(idle) s of CPU in 2 s with nothing to do")
+        let start = Date()
+        try sendRaw(OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.75)]).bytes, port: port, sandbox: sandbox)
+        _ = try sandbox.waitFor("a change after the storm") { sandbox.float($0.params(of: "crosspoint")["gain.master"]) == 0.75 }
+        let took = Date().timeIntervalSince(start)
+        print("after 75,000 made-up subscriptions: \(String(format: "%.2f", idle)) s CPU idle in 2 s; a change took \(String(format: "%.0f", took * 1000)) ms (with python's start)")
+        #expect(rig.log.contains("no Crosspoint node is called 'fake-"), "the refusal is logged")
+        #expect(rig.server.isRunning)
+    }
+
+    /// User and system CPU seconds of a process.
+    private func cpuSeconds(_ pid: Int32) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return 0 }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// Sends datagrams from one socket (as user `uid`, if given), `repeat` times over, and
+    /// returns each datagram that came back within a second after.
+    private func exchange(_ datagrams: [[UInt8]], repeat count: Int = 1, port: Int, sandbox: Sandbox, as uid: Int? = nil) throws -> [[UInt8]] {
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        let script = """
+        import socket,sys,time
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0))
+        port, count = int(sys.argv[1]), int(sys.argv[2])
+        for _ in range(count):
+            for d in sys.argv[3:]:
+                s.sendto(bytes.fromhex(d), ('127.0.0.1', port))
+        s.settimeout(0.2); got = []; end = time.time() + 1.0
+        while time.time() < end:
+            try: got.append(s.recv(70000).hex())
+            except socket.timeout: pass
+        print(' '.join(got))
+        """
+        // As another user: Debian's python3 (a python3 under /root is not theirs to run).
+        let prefix = uid.map { ["setpriv", "--reuid=\($0)", "--regid=\($0)", "--clear-groups", "/usr/bin/python3"] } ?? ["python3"]
+        let result = sandbox.run(prefix + [ "-c", script, "\(port)", "\(count)"] + datagrams.map(hex))
+        guard result.succeeded else { throw SandboxError("exchanging datagrams: \(result.stderr)") }
+        return result.stdout.split(whereSeparator: { $0 == " " || $0 == "\n" }).map { text in
+            var bytes: [UInt8] = [], k = text.startIndex
+            while k < text.endIndex, let next = text.index(k, offsetBy: 2, limitedBy: text.endIndex) {
+                bytes.append(UInt8(text[k..<next], radix: 16) ?? 0)
+                k = next
+            }
+            return bytes
+        }
     }
 
     private func wait(_ what: String, timeout: Double = 10, _ condition: () -> Bool) throws {
@@ -146,16 +263,22 @@ struct OSCTests {
     }
 
     /// One UDP datagram of these bytes to the server (python3's socket: the bytes as given).
-    private func sendRaw(_ bytes: [UInt8], port: Int, sandbox: Sandbox) throws {
-        try sendRaw([bytes], port: port, sandbox: sandbox)
+    private func sendRaw(_ bytes: [UInt8], port: Int, sandbox: Sandbox, token: Bool = true) throws {
+        try sendRaw([bytes], port: port, sandbox: sandbox, token: token)
     }
 
-    /// Datagrams, in order, from one socket (one sending port).
-    private func sendRaw(_ datagrams: [[UInt8]], port: Int, sandbox: Sandbox, gap: Double = 0.05) throws {
+    /// Datagrams, in order, from one socket (one sending port), after the token (unless `token`
+    /// is false).
+    private func sendRaw(_ datagrams: [[UInt8]], port: Int, sandbox: Sandbox, gap: Double = 0.05, token: Bool = true) throws {
         func hex(_ bytes: [UInt8]) -> String { bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined() }
+        let datagrams = (token ? [OSCMessage(address: "/crosspoint/token", arguments: [.string(Rig.token)]).bytes] : []) + datagrams
+        // The datagrams in a file, one hex line each (75,000 subscriptions do not fit in argv).
+        let file = NSTemporaryDirectory() + "osc-datagrams-\(UInt32.random(in: 0..<UInt32.max))"
+        try datagrams.map(hex).joined(separator: "\n").write(toFile: file, atomically: false, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
         let script = "import socket,sys,time\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-            + "for d in sys.argv[3:]:\n    s.sendto(bytes.fromhex(d), ('127.0.0.1', int(sys.argv[1])))\n    time.sleep(float(sys.argv[2]))\n"
-        let sent = sandbox.run(["python3", "-c", script, "\(port)", "\(gap)"] + datagrams.map(hex))
+            + "for d in open(sys.argv[3]).read().split():\n    s.sendto(bytes.fromhex(d), ('127.0.0.1', int(sys.argv[1])))\n    time.sleep(float(sys.argv[2]))\n"
+        let sent = sandbox.run(["python3", "-c", script, "\(port)", "\(gap)", file], timeout: 60)
         guard sent.succeeded else { throw SandboxError("sending a datagram: \(sent.stderr)") }
     }
 }

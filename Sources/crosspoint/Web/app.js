@@ -7,7 +7,7 @@
  * Sections, in order:
  *   1. util      number/dB formatting, DOM helpers, toast
  *   2. state     the server's node (truth) + local optimistic values while a change is on its way
- *   3. network   token, fetch wrapper, change queue (<= 30 requests/s, one in flight, keys merged,
+ *   3. network   the token's cookie, fetch wrapper, change queue (<= 30 requests/s, one in flight, keys merged,
  *                the last value always lands), WebSocket with 1 s reconnect and re-watch
  *   4. header    node picker, connection status, master, ramp, channel counts, presets
  *   5. grid      virtual grid: only visible cells / strips exist; node messages patch them
@@ -110,6 +110,7 @@ function notice(message) {
 /* ================================================================ 2. state */
 
 const S = {
+  locked: false,  // no token: every request answered 401
   nodes: [],              // [{id, name, description, inputs, outputs}]
   nodeId: null,           // the watched node
   node: null,             // the watched node's object as the server last sent it (the truth)
@@ -196,20 +197,17 @@ function sweepLocal(now) {
 
 /* ================================================================ 3. network */
 
-const TOKEN = (() => {
-  let t = '';
-  try {
-    const u = new URL(location.href);
-    const q = u.searchParams.get('token');
-    if (q) {
-      sessionStorage.setItem('crosspoint.token', q);
-      u.searchParams.delete('token');
-      history.replaceState(history.state, '', u.pathname + u.search + u.hash);
-    }
-    t = sessionStorage.getItem('crosspoint.token') || '';
-  } catch (e) { /* storage unavailable: no token */ }
-  return t;
-})();
+/* The token: the server sets it as an HttpOnly cookie when the page is opened from the address
+ * `crosspoint serve` printed (…/?token=…) and takes it out of the address; every request of the
+ * page carries the cookie, so this script never holds the token. Without it every API request
+ * answers 401, and the page says how to open it. */
+function needToken() {
+  if (S.locked) return;
+  S.locked = true;
+  if (ws) ws.close();
+  renderStatus();
+  showEmpty('This page needs the server\'s token: open the address `crosspoint serve` printed (it ends in ?token=…). The token is also in ~/.config/crosspoint/serve-token.');
+}
 
 class ApiError extends Error {
   constructor(message, key, status) { super(message); this.key = key; this.status = status; }
@@ -217,7 +215,6 @@ class ApiError extends Error {
 
 async function api(path, method = 'GET', body) {
   const headers = {};
-  if (TOKEN) headers.Authorization = 'Bearer ' + TOKEN;
   if (method !== 'GET') headers['Content-Type'] = 'application/json';
   const opts = { method, headers, cache: 'no-store' };
   if (body !== undefined) opts.body = JSON.stringify(body);
@@ -228,6 +225,7 @@ async function api(path, method = 'GET', body) {
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch (e) { /* not JSON */ }
+  if (res.status === 401) needToken();
   if (!res.ok) throw new ApiError((data && data.error) || ('HTTP ' + res.status + ' ' + res.statusText), data && data.key, res.status);
   return data;
 }
@@ -300,9 +298,9 @@ window.addEventListener('unhandledrejection', (ev) => { if (ev.reason instanceof
 
 let ws = null;
 function connect() {
+  if (S.locked) return;
   const u = new URL('api/stream', location.href);
   u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
-  if (TOKEN) u.searchParams.set('token', TOKEN);
   const sock = new WebSocket(u.href);
   ws = sock;
   sock.onopen = () => {
@@ -366,7 +364,8 @@ function renderStatus() {
   const st = $('status');
   const up = S.wsUp && S.daemonUp;
   st.dataset.connected = String(up);
-  if (!S.wsUp) st.textContent = 'Server disconnected: reconnecting every second…';
+  if (S.locked) st.textContent = 'No token: open the address `crosspoint serve` printed';
+  else if (!S.wsUp) st.textContent = 'Server disconnected: reconnecting every second…';
   else if (!S.daemonUp) st.textContent = 'PipeWire disconnected: the server is reconnecting…';
   else st.textContent = 'connected' + (S.daemon ? ' · ' + S.daemon : '');
   document.body.classList.toggle('offline', !up);
@@ -1458,9 +1457,16 @@ function boot() {
   presetControls();
   $('error').addEventListener('click', () => { $('error').hidden = true; });
 
-  api('api/status').then((s) => { S.daemon = (s && s.daemon) || ''; renderStatus(); }).catch(() => {});
-  loadPresets();
-  connect();
+  api('api/status').then((s) => {
+    S.daemon = (s && s.daemon) || '';
+    renderStatus();
+    loadPresets();
+    connect();
+  }).catch((e) => {
+    if (e.status === 401) return;     // needToken said it
+    loadPresets();
+    connect();
+  });
   requestAnimationFrame(meterFrame);
 }
 

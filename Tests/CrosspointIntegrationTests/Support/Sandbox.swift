@@ -247,6 +247,7 @@ final class Background {
     }
 
     var isRunning: Bool { child.isRunning }
+    var pid: pid_t { child.pid }
 
     /// Ends it with SIGINT (pw-record then finishes its file) and waits.
     func stop() {
