@@ -424,19 +424,22 @@ public struct StateStore: Sendable {
         StateStore.syncDirectory(directory)
     }
 
-    /// Makes the node's folder (and those above it) if it is missing; a new folder's entry is
-    /// flushed to disk too.
+    /// Makes the node's folder (and those above it) if it is missing, each private (0700); a
+    /// new folder's entry is flushed to disk too. An existing node folder open to others (an
+    /// earlier version made it 0755) is made 0700; the folders above it are left as they are.
     private func makeDirectory() throws(StateError) {
         var info = stat()
         if stat(directory, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw StateError("cannot save in \(directory): it is not a directory") }
+            // Tightened when it is ours; a failure does not stop the save (the file is 0600).
+            if info.st_mode & 0o077 != 0, info.st_uid == geteuid() { _ = chmod(directory, info.st_mode & 0o700) }
             return
         }
         // mkdir -p: each missing folder on the way, from the top.
         var path = ""
         for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
             path += "/" + component
-            if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
                 throw StateError("cannot make the folder \(path): \(StateStore.reason(errno))")
             }
         }
@@ -444,15 +447,19 @@ public struct StateStore: Sendable {
     }
 
     /// A new file beside the state, opened exclusively: never an existing file, never through
-    /// a symbolic link (`O_CREAT|O_EXCL` refuses both).
+    /// a symbolic link (`O_CREAT|O_EXCL` refuses both). Private: 0600 whatever the umask (it
+    /// replaces the state file, so an older state file open to others is replaced by a private one).
     private func createTemporary() throws(StateError) -> (fd: Int32, path: String) {
         let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var error: Int32 = EEXIST
         for _ in 0..<100 {
             let suffix = String(decoding: (0..<8).map { _ in letters.randomElement() ?? UInt8(ascii: "x") }, as: UTF8.self)
             let path = file + ".tmp-" + suffix
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            if fd >= 0 { return (fd, path) }
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 {
+                _ = fchmod(fd, 0o600)
+                return (fd, path)
+            }
             error = errno
             guard error == EEXIST || error == EINTR else { break }
         }

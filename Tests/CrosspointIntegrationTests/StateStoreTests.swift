@@ -227,6 +227,32 @@ final class StateStoreTests {
         #expect(StateStore.notJSONText(found) != nil)
     }
 
+    /// The state file and its temporary are 0600, the node's folder and the folders a save makes
+    /// 0700; a state file and folder an earlier version left open to others (0644, 0755) are
+    /// private after the next save.
+    @Test func theStateIsPrivate() throws {
+        func mode(_ path: String) -> mode_t {
+            var info = stat()
+            return lstat(path, &info) == 0 ? info.st_mode & 0o7777 : 0
+        }
+        let store = try store("xp")
+        try store.save(state(gain: 0.5))
+        #expect(mode(home + "/crosspoint") == 0o700)
+        #expect(mode(store.directory) == 0o700)
+        #expect(mode(store.file) == 0o600)
+        // As an earlier version left them.
+        #expect(chmod(store.directory, 0o755) == 0 && chmod(store.file, 0o644) == 0)
+        try store.save(state(gain: 0.25))
+        #expect(mode(store.directory) == 0o700)
+        #expect(mode(store.file) == 0o600)
+        #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.masterGain == 0.25)
+        // Whatever the umask.
+        let old = umask(0)
+        defer { umask(old) }
+        try store.save(state(gain: 0.75))
+        #expect(mode(store.file) == 0o600)
+    }
+
     @Test func aFolderOfAnEarlierVersionIsMovedToItsEncodedName() throws {
         let old = try store("xp")  // the same layout an earlier version used for "my mixer"
         try old.save(state(gain: 0.5))
