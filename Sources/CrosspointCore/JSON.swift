@@ -1,7 +1,8 @@
 /// A JSON value, and the one way Crosspoint writes JSON: presets, `show --json`, the node's
 /// state file. Pretty-printed with two spaces; a list or record of plain values stays on one
 /// line (a matrix row reads as a row, a link as a link); keys keep their order. Plain Swift, no Foundation: the module
-/// in the daemon writes its state with it. (Reading is SPA-JSON's parser, in CrosspointPipeWire.)
+/// in the daemon writes its state with it. (Reading is SPA-JSON's parser, in CrosspointPipeWire; the state file is checked
+/// strictly first, `JSONCheck`.)
 public indirect enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)

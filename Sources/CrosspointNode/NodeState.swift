@@ -110,9 +110,10 @@ public struct NodeState: Codable, Equatable, Sendable {
 ///
 /// Writes are atomic and never follow a symbolic link: a new temporary file created
 /// exclusively beside the state (`state.json.tmp-XXXXXXXX`, `O_EXCL|O_NOFOLLOW`), fsync, rename
-/// over `state.json`, fsync of the folder; a failed write removes its temporary file.
+/// over `state.json`, fsync of the folder; a failed write removes its temporary file. The file
+/// is private (0600) and so is the node's folder (0700, tightened on a save if it was wider).
 /// Reads never block and never follow a link: `O_NONBLOCK|O_NOFOLLOW`, a regular file only,
-/// at most `maximumBytes`.
+/// at most `maximumBytes`, and strict JSON (`JSONCheck`) before libspa's relaxed parser.
 public struct StateStore: Sendable {
     /// The largest state file read (a 256 x 256 node's state is about 2 MB).
     public static let maximumBytes = 16 << 20
@@ -200,7 +201,7 @@ public struct StateStore: Sendable {
     }
 
     /// The saved state. A file that cannot be read as a state (not a regular file, a symbolic
-    /// link, too large, not valid JSON, not a Crosspoint state) or that was saved under other
+    /// link, too large, not one complete valid JSON text (a file cut short), not a Crosspoint state) or that was saved under other
     /// module arguments is renamed aside (never deleted) and reported. Temporary files a save
     /// cut short (a killed daemon) are removed.
     public func load(configured: Mixer) -> Loaded {
@@ -226,7 +227,9 @@ public struct StateStore: Sendable {
     /// module arguments `configured` and every value in it is one the node takes; else why not.
     /// (What `load` does with a file's contents; the state fuzz target feeds it any bytes.)
     public static func decode(_ data: [UInt8], configured: Mixer) -> Result<NodeState, StateError> {
-        if let problem = StateStore.notJSONText(data) { return .failure(StateError("it is not JSON: \(problem)")) }
+        if let problem = StateStore.notJSONText(data) ?? JSONCheck.problem(data) {
+            return .failure(StateError("it is not JSON: \(problem)"))
+        }
         let state: NodeState
         do throws(CrosspointError) {
             guard let json = JSONValue(parsing: String(decoding: data, as: UTF8.self)) else {
@@ -256,6 +259,7 @@ public struct StateStore: Sendable {
     /// string). libspa's parser, which reads the file, is relaxed (bare words, as in PipeWire's
     /// configuration): it took invalid UTF-8 as U+FFFD and cut a bare word at a NUL, so a damaged
     /// file loaded as a state that did not save back as itself (the state fuzz target found one).
+    /// `JSONCheck.problem` then checks the structure (a file cut short closed what was open).
     package static func notJSONText(_ data: [UInt8]) -> String? {
         var k = 0
         while k < data.count {
@@ -268,22 +272,7 @@ public struct StateStore: Sendable {
                 continue
             }
             guard byte >= 0x80 else { k += 1; continue }
-            // One UTF-8 sequence: its length from the lead byte, then continuation bytes, no
-            // overlong form, no surrogate, nothing above U+10FFFF.
-            let length = byte >= 0xC2 && byte <= 0xDF ? 2 : byte >= 0xE0 && byte <= 0xEF ? 3 : byte >= 0xF0 && byte <= 0xF4 ? 4 : 0
-            guard length > 0, k + length <= data.count,
-                  data[(k + 1)..<(k + length)].allSatisfy({ $0 & 0xC0 == 0x80 }) else {
-                return "bytes that are not UTF-8 at byte \(k)"
-            }
-            let second = data[k + 1]
-            let valid = switch byte {
-            case 0xE0: second >= 0xA0
-            case 0xED: second < 0xA0
-            case 0xF0: second >= 0x90
-            case 0xF4: second < 0x90
-            default: true
-            }
-            guard valid else { return "bytes that are not UTF-8 at byte \(k)" }
+            guard let length = JSONCheck.utf8Length(data, at: k) else { return "bytes that are not UTF-8 at byte \(k)" }
             k += length
         }
         return nil
@@ -424,19 +413,22 @@ public struct StateStore: Sendable {
         StateStore.syncDirectory(directory)
     }
 
-    /// Makes the node's folder (and those above it) if it is missing; a new folder's entry is
-    /// flushed to disk too.
+    /// Makes the node's folder (and those above it) if it is missing, each private (0700); a
+    /// new folder's entry is flushed to disk too. An existing node folder open to others (an
+    /// earlier version made it 0755) is made 0700; the folders above it are left as they are.
     private func makeDirectory() throws(StateError) {
         var info = stat()
         if stat(directory, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw StateError("cannot save in \(directory): it is not a directory") }
+            // Tightened when it is ours; a failure does not stop the save (the file is 0600).
+            if info.st_mode & 0o077 != 0, info.st_uid == geteuid() { _ = chmod(directory, info.st_mode & 0o700) }
             return
         }
         // mkdir -p: each missing folder on the way, from the top.
         var path = ""
         for component in directory.split(separator: "/", omittingEmptySubsequences: true) {
             path += "/" + component
-            if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
                 throw StateError("cannot make the folder \(path): \(StateStore.reason(errno))")
             }
         }
@@ -444,15 +436,19 @@ public struct StateStore: Sendable {
     }
 
     /// A new file beside the state, opened exclusively: never an existing file, never through
-    /// a symbolic link (`O_CREAT|O_EXCL` refuses both).
+    /// a symbolic link (`O_CREAT|O_EXCL` refuses both). Private: 0600 whatever the umask (it
+    /// replaces the state file, so an older state file open to others is replaced by a private one).
     private func createTemporary() throws(StateError) -> (fd: Int32, path: String) {
         let letters = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
         var error: Int32 = EEXIST
         for _ in 0..<100 {
             let suffix = String(decoding: (0..<8).map { _ in letters.randomElement() ?? UInt8(ascii: "x") }, as: UTF8.self)
             let path = file + ".tmp-" + suffix
-            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            if fd >= 0 { return (fd, path) }
+            let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 {
+                _ = fchmod(fd, 0o600)
+                return (fd, path)
+            }
             error = errno
             guard error == EEXIST || error == EINTR else { break }
         }

@@ -239,6 +239,36 @@ struct StateFileTests {
         try sandbox.expectAudio(node: "xp-fifo", gains: [[1, 0], [0.5, 1]])
     }
 
+    /// A state file cut short (libspa's relaxed parser loaded it, less what was cut, without a
+    /// word) is refused through the real daemon: the node starts from its module arguments, the
+    /// file is kept aside as it was, and the log names the reason. The file and folder a save
+    /// writes are private (0600, 0700).
+    @Test func aTruncatedStateFileIsSetAsideAndTheNodeStartsFromItsArguments() throws {
+        let sandbox = try StateFileTests.sandbox(["xp-cut"])
+        defer { sandbox.stop() }
+        let folder = sandbox.stateHome + "/crosspoint/xp-cut"
+        #expect(sandbox.setParams("xp-cut", #"{ params = [ "matrix.0.1" 0.5 "ramp.ms" 10 ] }"#))
+        #expect(sandbox.waitForSavedState("xp-cut") { $0.mixer.matrix[0][1] == 0.5 } != nil)
+        var info = stat()
+        #expect(stat(folder, &info) == 0 && info.st_mode & 0o777 == 0o700, "the folder is private")
+        #expect(stat(folder + "/state.json", &info) == 0 && info.st_mode & 0o777 == 0o600, "the file is private")
+        let saved = try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/state.json")))
+        let cut = Array(saved[..<(saved.count - 10)])  // 10 bytes short: it loaded, less its end
+        usleep(500_000)  // nothing left to save when the daemon stops
+        try Data(cut).write(to: URL(fileURLWithPath: folder + "/state.json"))
+        try sandbox.restartDaemon()
+        let graph = try sandbox.waitFor("xp-cut after the restart") { $0.nodeID("xp-cut") != nil }
+        #expect(sandbox.float(graph.params(of: "xp-cut")["matrix.0.1"]) == 0, "the node starts from its arguments")
+        #expect(sandbox.float(graph.params(of: "xp-cut")["ramp.ms"]) == 0, "the node starts from its arguments")
+        #expect(sandbox.daemonLog.contains("xp-cut: ignored the saved state \(folder)/state.json: it is not JSON: the text ends inside "),
+                "\(sandbox.daemonLog)")
+        let kept = sandbox.entries(folder).filter { $0.hasPrefix("state.json.bad-") }
+        #expect(kept.count == 1, "\(sandbox.entries(folder))")
+        if let aside = kept.first {
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: folder + "/" + aside))) == cut, "kept as it was")
+        }
+    }
+
     // MARK: Crash consistency
 
     /// `kill -9` of the daemon in a storm of set-params, `CROSSPOINT_STRESS_KILLS` times (6 by

@@ -149,7 +149,7 @@ final class StateStoreTests {
                 #expect(truncate(path, off_t(StateStore.maximumBytes + 1)) == 0)
             }, "larger than the 16 MiB"),
             ("garbage", { try Data((0..<4096).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: $0)) }, "it is not JSON: "),
-            ("JSON nested a million deep", { try String(repeating: "[", count: 1_000_000).write(toFile: $0, atomically: false, encoding: .utf8) }, "cannot be read"),
+            ("JSON nested a million deep", { try String(repeating: "[", count: 1_000_000).write(toFile: $0, atomically: false, encoding: .utf8) }, "it is not JSON: it nests deeper than 64 at byte 64"),
             ("another program's JSON", { try #"{ "format": "x", "version": 1e300, "configured": 1 }"#.write(toFile: $0, atomically: false, encoding: .utf8) }, "cannot be read"),
         ]
         for (what, make, reason) in cases {
@@ -225,6 +225,80 @@ final class StateStoreTests {
         // What the fuzz target found: refused, not loaded.
         let found = try [UInt8](Data(contentsOf: repositoryRoot.appendingPathComponent("Tests/Fuzz/corpus/state/not-utf8-nul")))
         #expect(StateStore.notJSONText(found) != nil)
+    }
+
+    /// A real state cut short anywhere is refused (libspa's relaxed parser closed what was open:
+    /// cut 10 bytes short it loaded without the last link, cut inside `"ramp.ms": 10` with a
+    /// 1 ms ramp and no virtual devices), kept aside byte for byte, and the reason names the end.
+    /// Cuts at every 10% (0% is an empty file), 10 bytes short, and at the closing brace.
+    @Test func aTruncatedStateIsRefusedAndSetAside() throws {
+        let configured = StateStoreTests.mixer
+        var mixer = configured
+        try mixer.setDevices(["sink game description=Game", "source stream-mix channels=0,1"])
+        try mixer.setRamp(milliseconds: 10)
+        try mixer.setCrosspoint(input: 0, output: 1, gain: 0.5)
+        let links = [
+            RememberedLink(port: "in_FL", peerNode: "player", peerPort: "output_FL", seen: 1_764_000_000),
+            RememberedLink(port: "out_FR", peerNode: "alsa_output.usb-1.analog", peerPort: "playback_FR"),
+        ]
+        let state = NodeState(configured: NodeState.fingerprint(configured), mixer: mixer.preset, links: links)
+        let whole = try store("xp-whole")
+        try whole.save(state)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: whole.file)))
+        #expect(whole.load(configured: configured).state == state, "the whole state loads")
+        #expect(bytes.count > 200 && String(decoding: bytes, as: UTF8.self).contains(#""ramp.ms": 10"#))
+        // The file ends in "}\n": without its line end it is the same document (it loads), so the
+        // last byte cut is the closing brace.
+        let close = try #require(bytes.lastIndex(of: UInt8(ascii: "}")))
+        #expect(close == bytes.count - 2)
+        switch StateStore.decode(Array(bytes[..<(close + 1)]), configured: configured) {
+        case let .success(loaded): #expect(loaded == state)
+        case let .failure(problem): Issue.record("the state without its line end is refused: \(problem)")
+        }
+        let cuts = (0...9).map { bytes.count * $0 / 10 } + [bytes.count - 10, close]
+        for cut in cuts {
+            let store = try store("xp-cut-\(cut)")
+            try FileManager.default.createDirectory(atPath: store.directory, withIntermediateDirectories: true)
+            let part = Array(bytes[..<cut])
+            try Data(part).write(to: URL(fileURLWithPath: store.file))
+            let loaded = store.load(configured: configured)
+            #expect(loaded.state == nil, "cut at \(cut) of \(bytes.count) loads")
+            let problem = loaded.problem ?? ""
+            #expect(problem.contains("ignored the saved state \(store.file): it is not JSON: "), "cut at \(cut): \(problem)")
+            #expect(problem.contains(cut == 0 ? "there is no value" : "the text ends inside "), "cut at \(cut): \(problem)")
+            #expect(problem.contains("kept it as \(store.file).bad-"), "cut at \(cut): \(problem)")
+            let kept = entries(store.directory)
+            #expect(kept.count == 1 && kept.first?.hasPrefix("state.json.bad-") == true, "cut at \(cut): \(kept)")
+            if let aside = kept.first {
+                #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: store.directory + "/" + aside))) == part, "cut at \(cut): the bytes are kept")
+            }
+        }
+    }
+
+    /// The state file and its temporary are 0600, the node's folder and the folders a save makes
+    /// 0700; a state file and folder an earlier version left open to others (0644, 0755) are
+    /// private after the next save.
+    @Test func theStateIsPrivate() throws {
+        func mode(_ path: String) -> mode_t {
+            var info = stat()
+            return lstat(path, &info) == 0 ? info.st_mode & 0o7777 : 0
+        }
+        let store = try store("xp")
+        try store.save(state(gain: 0.5))
+        #expect(mode(home + "/crosspoint") == 0o700)
+        #expect(mode(store.directory) == 0o700)
+        #expect(mode(store.file) == 0o600)
+        // As an earlier version left them.
+        #expect(chmod(store.directory, 0o755) == 0 && chmod(store.file, 0o644) == 0)
+        try store.save(state(gain: 0.25))
+        #expect(mode(store.directory) == 0o700)
+        #expect(mode(store.file) == 0o600)
+        #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.masterGain == 0.25)
+        // Whatever the umask.
+        let old = umask(0)
+        defer { umask(old) }
+        try store.save(state(gain: 0.75))
+        #expect(mode(store.file) == 0o600)
     }
 
     @Test func aFolderOfAnEarlierVersionIsMovedToItsEncodedName() throws {
