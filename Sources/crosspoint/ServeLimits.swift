@@ -94,7 +94,8 @@ final class ServeGuard: ChannelInboundHandler, RemovableChannelHandler, @uncheck
     private var scanner = RequestHeadScanner(limit: ServeLimits.headBytes)
     private var address: String?
     private var timer: Scheduled<Void>?
-    private var done = false
+    /// Closed by this handler (over a bound) or gone: nothing more is read.
+    private var refused = false
 
     init(counter: ConnectionCounter) { self.counter = counter }
 
@@ -108,11 +109,11 @@ final class ServeGuard: ChannelInboundHandler, RemovableChannelHandler, @uncheck
     }
 
     private func start(_ context: ChannelHandlerContext) {
-        guard address == nil, !done else { return }
+        guard address == nil, !refused else { return }
         let from = context.remoteAddress?.ipAddress ?? "?"
         guard counter.take(from) else {
             // Too many from there: closed before a byte is read, no answer.
-            done = true
+            refused = true
             context.close(promise: nil)
             return
         }
@@ -125,12 +126,16 @@ final class ServeGuard: ChannelInboundHandler, RemovableChannelHandler, @uncheck
         timer = nil
         if let address { counter.give(address) }
         address = nil
-        done = true
+        refused = true
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !done else { return }
+        guard !refused else { return }
+        guard scanner.state != .passive else {
+            context.fireChannelRead(data)
+            return
+        }
         let buffer = unwrapInboundIn(data)
         let verdict = buffer.withUnsafeReadableBytes { scanner.feed($0) }
         switch verdict {
@@ -146,7 +151,6 @@ final class ServeGuard: ChannelInboundHandler, RemovableChannelHandler, @uncheck
         if scanner.state == .passive {
             timer?.cancel()
             timer = nil
-            done = true
         } else if scanner.inHead {
             if timer == nil { arm(context) }
         } else {
@@ -161,14 +165,14 @@ final class ServeGuard: ChannelInboundHandler, RemovableChannelHandler, @uncheck
         let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: .seconds(ServeLimits.headSeconds)) { [self] in
             timer = nil
-            guard !done else { return }
+            guard !refused, scanner.state != .passive else { return }
             refuse(loopBound.value, 408, "Request Timeout", "the request's head did not arrive within \(ServeLimits.headSeconds) s")
         }
     }
 
     /// Answers with an error (JSON, as every error of the API) and closes.
     private func refuse(_ context: ChannelHandlerContext, _ status: Int, _ phrase: String, _ message: String) {
-        done = true
+        refused = true
         timer?.cancel()
         timer = nil
         let body = APIError(status, message, key: "request").json + "\n"
