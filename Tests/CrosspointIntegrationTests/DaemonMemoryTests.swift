@@ -107,7 +107,7 @@ struct DaemonMemoryTests {
             samples.append(try rss(sandbox))
         }
         print("10,000 delay changes in \(Int(Date().timeIntervalSince(started))) s")
-        // Measured (RELIABILITY.md), three runs: +1.4 to 1.6 MiB over the first 1,000 changes (the
+        // Measured (RELIABILITY.md), three runs: +1.4 to 1.7 MiB over the first 1,000 changes (the
         // two outputs' delay lines, 2 x 256 KiB of ring, made on the first delay and reused
         // after), then -156 to +452 KiB over the last 8,000, flat by the end. The review's
         // 0.7 MiB per 1,000, had it gone on, is 5.6 MiB after the warm-up.
