@@ -1,6 +1,7 @@
 #include "CCrosspointShim.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <string.h>
 #include <pipewire/extensions/metadata.h>
 #include <spa/param/props.h>
@@ -48,6 +49,11 @@ int cpshim_loop_arm_timer(struct pw_loop *loop, struct spa_source *timer, uint64
 void cpshim_loop_destroy_source(struct pw_loop *loop, struct spa_source *source)
 {
     pw_loop_destroy_source(loop, source);
+}
+
+int cpshim_malloc_trim(void)
+{
+    return malloc_trim(0);
 }
 
 struct spa_pod *cpshim_prop_info_float(struct spa_pod_builder *b, const char *name,

@@ -33,6 +33,10 @@ struct spa_source *cpshim_loop_add_timer(struct pw_loop *loop, spa_source_timer_
 int cpshim_loop_arm_timer(struct pw_loop *loop, struct spa_source *timer, uint64_t delay_ms);
 void cpshim_loop_destroy_source(struct pw_loop *loop, struct spa_source *source);
 
+// glibc's malloc_trim(0) (malloc.h, which Swift's Glibc module leaves out): the free pages of
+// every arena back to the system. For the main loop only (it takes each arena's lock).
+int cpshim_malloc_trim(void);
+
 // PropInfo objects, built with the variadic spa_pod_builder_add_object.
 struct spa_pod *cpshim_prop_info_float(struct spa_pod_builder *b, const char *name,
                                        const char *description, float def, float min, float max);
