@@ -22,17 +22,25 @@ struct RequestHeadScanner {
         case fine
         /// A head longer than the limit.
         case tooLarge
+        /// A head of more header fields than `fieldLimit`.
+        case tooManyFields
         /// A head that cannot be a request (why).
         case malformed(String)
     }
 
     let limit: Int
+    let fieldLimit: Int
     private(set) var state: State = .head(count: 0)
+    /// Line ends in the current head so far.
+    private var lines = 0
     /// The current head's bytes (at most `limit`).
     private var bytes: [UInt8] = []
 
-    init(limit: Int) {
+    /// SwiftNIO's parser, past its own field limit, leaves the connection open unanswered:
+    /// `fieldLimit` must be below it.
+    init(limit: Int, fieldLimit: Int = 100) {
         self.limit = max(limit, 64)
+        self.fieldLimit = max(fieldLimit, 1)
         bytes.reserveCapacity(1024)
     }
 
@@ -59,9 +67,16 @@ struct RequestHeadScanner {
                 guard count < limit else { return .tooLarge }
                 bytes.append(byte)
                 state = .head(count: count + 1)
-                if byte == 0x0A, RequestHeadScanner.endsHead(bytes) {
-                    let verdict = finishHead()
-                    guard verdict == .fine else { return verdict }
+                if byte == 0x0A {
+                    if RequestHeadScanner.endsHead(bytes) {
+                        lines = 0
+                        let verdict = finishHead()
+                        guard verdict == .fine else { return verdict }
+                    } else {
+                        // The request line, then one line a field.
+                        lines += 1
+                        guard lines <= fieldLimit + 1 else { return .tooManyFields }
+                    }
                 }
             }
         }

@@ -7,7 +7,8 @@
 //   a slow head     a head not finished `headSeconds` after its first byte (or a connection
 //                   that sends nothing that long): 408, closed
 //   idle            a connection without a request for `idleSeconds`: closed (Hummingbird)
-//   header fields   SwiftNIO's parser: at most `headerFields` fields
+//   header fields   at most `headerFields`: 431, closed (SwiftNIO's parser, past its own
+//                   limit, would leave the connection open unanswered)
 //   bodies          `ServeRoutes.bodyLimit` bytes and `ServeRoutes.valueLimit` JSON values
 //   WebSocket       messages of 4 kB (the router's `inbound.messages(maxSize:)`)
 //
@@ -28,6 +29,8 @@ enum ServeLimits {
     static let headSeconds: Int64 = 10
     static let idleSeconds: Int64 = 60
     static let headerFields = 100
+    /// SwiftNIO's own limit, above ours: past it the connection would hang unanswered.
+    static let parserHeaderFields = 1000
 
     /// Hummingbird's HTTP/1 server with WebSocket upgrade, each connection guarded.
     static func server(webSocketRouter: Router<BasicWebSocketRequestContext>) -> HTTPServerBuilder {
@@ -35,7 +38,7 @@ enum ServeLimits {
         let counter = ConnectionCounter()
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(idleTimeout: .seconds(idleSeconds),
-                         httpDecoderConfiguration: .init(maxHeaderFieldSize: headBytes, maxHeaderListSize: headBytes, maxHeaderFieldCount: headerFields)))
+                         httpDecoderConfiguration: .init(maxHeaderFieldSize: headBytes, maxHeaderListSize: headBytes, maxHeaderFieldCount: parserHeaderFields)))
         return HTTPServerBuilder { responder in
             GuardedChannel(inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder,
                                                                configuration: configuration),
@@ -91,7 +94,7 @@ final class ServeGuard: ChannelInboundHandler, RemovableChannelHandler, @uncheck
     typealias InboundOut = ByteBuffer
 
     private let counter: ConnectionCounter
-    private var scanner = RequestHeadScanner(limit: ServeLimits.headBytes)
+    private var scanner = RequestHeadScanner(limit: ServeLimits.headBytes, fieldLimit: ServeLimits.headerFields)
     private var address: String?
     private var timer: Scheduled<Void>?
     /// Closed by this handler (over a bound) or gone: nothing more is read.
@@ -143,6 +146,9 @@ final class ServeGuard: ChannelInboundHandler, RemovableChannelHandler, @uncheck
             break
         case .tooLarge:
             refuse(context, 431, "Request Header Fields Too Large", "the request line and headers are larger than \(ServeLimits.headBytes / 1024) kB")
+            return
+        case .tooManyFields:
+            refuse(context, 431, "Request Header Fields Too Large", "the request has more than \(ServeLimits.headerFields) header fields")
             return
         case let .malformed(reason):
             refuse(context, 400, "Bad Request", reason)

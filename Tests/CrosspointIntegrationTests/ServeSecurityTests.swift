@@ -126,14 +126,15 @@ struct ServeSecurityTests {
         #expect(server.process.isRunning)
     }
 
-    /// The HTTP server's bounds: a long request line, a head that never ends, too many
-    /// connections from one address, a body of more values than any change: each refused at
-    /// once, answered (or, for the connections, closed), and nothing else slowed.
+    /// The HTTP server's bounds: a long request line or header, a head that never ends, too many
+    /// connections from one address and in all, too many header fields, a body of more values
+    /// than any change, a WebSocket message over 4 kB: each refused at once, answered (or, for
+    /// the connections and the WebSocket, closed), and nothing else slowed.
     @Test func theHTTPServersBoundsHold() throws {
         let server = try Server(sandbox)
         defer { server.stop() }
         let script = """
-        import socket,sys,time,json
+        import socket,sys,time,json,struct
         port, token = int(sys.argv[1]), sys.argv[2]
         def connect(source='127.0.0.1'):
             s = socket.socket(); s.bind((source, 0)); s.settimeout(15); s.connect(('127.0.0.1', port)); return s
@@ -148,6 +149,9 @@ struct ServeSecurityTests {
             return data.split(b' ')[1].decode() if data.startswith(b'HTTP/1.1 ') else 'closed'
         out = {}
         slow = connect('127.0.0.3'); slow.sendall(b'GET /api/status HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n'); t0 = time.time()
+        def wait_slow():
+            out['slow head'] = answer(slow); out['slow head after'] = round(time.time() - t0); slow.close()
+        import threading; waiter = threading.Thread(target=wait_slow); waiter.start()
         s = connect(); s.sendall(b'GET /' + b'a' * 100000 + b' HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n'); out['long line'] = answer(s)
         s = connect(); s.sendall(b'GET / HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n' + b'X-Pad: ' + b'b' * 20000 + b'\\r\\n\\r\\n'); out['long header'] = answer(s)
         # Sixteen kept open, each answered once (so the server has taken each before the next).
@@ -156,16 +160,42 @@ struct ServeSecurityTests {
         for h in held: h.sendall(status); out['held'] = answer(h)
         extra = connect(); extra.sendall(b'GET /api/status HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n\\r\\n'); out['17th connection'] = answer(extra)
         other = connect('127.0.0.2'); other.sendall(('GET /api/status HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer %s\\r\\n\\r\\n' % token).encode())
-        out['another address meanwhile'] = answer(other)
+        out['another address meanwhile'] = answer(other); other.close()
         for h in held: h.close()
         time.sleep(0.3)
+        # 256 in all (16 from each of 16 addresses, once the slow head is gone), each answered; the 257th, from a 17th address, closed.
+        waiter.join()
+        many = []
+        for a in range(16):
+            for _ in range(16):
+                c = connect('127.0.1.%d' % (a + 1)); c.sendall(status); many.append((c, answer(c)))
+        out['256 in all'] = sorted(set(x for _, x in many))
+        extra = connect('127.0.2.1'); extra.sendall(status); out['257th connection'] = answer(extra)
+        for c, _ in many: c.close()
+        time.sleep(0.3)
+        # More header fields than 100 (small ones: 2 kB in all).
+        s = connect(); s.sendall(b'GET /api/status HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n' + b''.join(b'X-F%d: 1\\r\\n' % k for k in range(150)) + b'\\r\\n')
+        out['150 header fields'] = answer(s)
+        # A WebSocket message over 4 kB: the socket is closed.
+        import base64, os
+        s = connect(); s.sendall(('GET /api/stream HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Key: %s\\r\\nSec-WebSocket-Version: 13\\r\\nAuthorization: Bearer %s\\r\\n\\r\\n' % (port, base64.b64encode(os.urandom(16)).decode(), token)).encode())
+        out['WebSocket'] = answer(s)
+        payload = b'{"watch": "' + b'x' * 5000 + b'"}'
+        mask = os.urandom(4)
+        s.sendall(bytes([0x81, 0xFE]) + struct.pack('>H', len(payload)) + mask + bytes(b ^ mask[k % 4] for k, b in enumerate(payload)))
+        closed, end = False, time.time() + 5
+        while time.time() < end and not closed:
+            try:
+                chunk = s.recv(65536)
+                closed = not chunk or any(chunk[k] == 0x88 for k in range(len(chunk)))
+            except (ConnectionResetError, socket.timeout): closed = True
+        out['a 5 kB WebSocket message closes it'] = closed
         body = ('{"params":[' + ','.join(['0'] * 300000) + ']}').encode()
         s = connect(); s.sendall(('POST /api/nodes/crosspoint HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nContent-Type: application/json\\r\\nAuthorization: Bearer %s\\r\\nContent-Length: %d\\r\\n\\r\\n' % (token, len(body))).encode() + body)
         out['300,000 values'] = answer(s)
-        out['slow head'] = answer(slow); out['slow head after'] = round(time.time() - t0)
         print(json.dumps(out))
         """
-        let text = try python(script, ["\(server.port)", server.token], timeout: 40)
+        let text = try python(script, ["\(server.port)", server.token], timeout: 60)
         print("HTTP bounds: \(text)")
         let result = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
         #expect(result["long line"] as? String == "431")
@@ -173,6 +203,11 @@ struct ServeSecurityTests {
         #expect(result["held"] as? String == "200")
         #expect(result["17th connection"] as? String == "closed")
         #expect(result["another address meanwhile"] as? String == "200")
+        #expect(result["256 in all"] as? [String] == ["200"])
+        #expect(result["257th connection"] as? String == "closed")
+        #expect(result["150 header fields"] as? String == "431")
+        #expect(result["WebSocket"] as? String == "101")
+        #expect(result["a 5 kB WebSocket message closes it"] as? Bool == true)
         #expect(result["300,000 values"] as? String == "413")
         #expect(result["slow head"] as? String == "408")
         #expect((9...12).contains(result["slow head after"] as? Int ?? 0))

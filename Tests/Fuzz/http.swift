@@ -25,6 +25,7 @@ public func fuzzHTTP(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         guard last == verdict else { fatalError("cut into reads: \(last), whole: \(verdict) (limit \(limit))") }
         if verdict == .fine, whole.state != pieces.state { fatalError("cut into reads: \(pieces.state), whole: \(whole.state)") }
         if verdict == .tooLarge, bytes.count <= limit { fatalError("too large after \(bytes.count) bytes, limit \(limit)") }
+        if verdict == .tooManyFields, bytes.filter({ $0 == 0x0A }).count <= 101 { fatalError("too many fields in \(bytes.count) bytes") }
     }
     _ = JSONSize.values(in: bytes)
     let text = String(decoding: bytes, as: UTF8.self)

@@ -17,6 +17,7 @@ CROSSPOINT_TEST_PACKAGES=(
     fonts-liberation fonts-dejavu-core               # fonts for the browser (the screenshot's text)
     liblo-tools                                      # a real OSC client (oscsend, oscdump): serve --osc
     pipewire-pulse pulseaudio-utils                  # what applications see: pactl, paplay, parecord
+    curl iproute2                                    # serve's attackers: HTTP, network namespaces, veth
 )
 # The benchmark (scripts/bench): its reference, OpenBLAS, found through pkg-config.
 CROSSPOINT_BENCH_PACKAGES=(libopenblas-dev pkg-config)
