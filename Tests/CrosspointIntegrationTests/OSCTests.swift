@@ -19,8 +19,8 @@ struct OSCTests {
         /// The server's token (its --token-file).
         static let token = "osc-test-token-0123456789"
 
-        init() throws {
-            sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path])
+        init(extraDropIns: [String] = []) throws {
+            sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("conf/crosspoint.conf").path] + extraDropIns)
             _ = try sandbox.waitFor("the node") { $0.nodeID("crosspoint") != nil }
             folder = NSTemporaryDirectory() + "crosspoint-osc-\(UInt32.random(in: 0..<UInt32.max))"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -212,6 +212,59 @@ struct OSCTests {
         print("after 75,000 made-up subscriptions: \(String(format: "%.2f", idle)) s CPU idle in 2 s; a change took \(String(format: "%.0f", took * 1000)) ms (with python's start)")
         #expect(rig.log.contains("no Crosspoint node is called 'fake-"), "the refusal is logged")
         #expect(rig.server.isRunning)
+    }
+
+    /// The subscriptions' and the heard senders' bounds: a subscriber follows at most 16 nodes
+    /// (a 17th is refused, the 16 still followed); at most 256 senders are remembered as heard,
+    /// the longest silent forgotten first (it is a stranger again until it sends the token).
+    @Test func subscriptionsAndHeardSendersAreBounded() throws {
+        // 17 more nodes, 1 x 1 each, beside the shipped one.
+        let conf = NSTemporaryDirectory() + "osc-17-nodes-\(UInt32.random(in: 0..<UInt32.max)).conf"
+        let modules = (1...17).map { k in
+            "{ name = libpipewire-module-crosspoint args = { node.name = \"xp-osc-\(k)\" inputs = 1 outputs = 1 state.persist = false } }"
+        }
+        try "context.modules = [\n\(modules.joined(separator: "\n"))\n]\n".write(toFile: conf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: conf) }
+        let rig = try Rig(extraDropIns: [conf])
+        defer { rig.stop() }
+        let (sandbox, port) = (rig.sandbox, rig.port)
+        _ = try sandbox.waitFor("the 17 nodes") { graph in (1...17).allSatisfy { graph.nodeID("xp-osc-\($0)") != nil } }
+        let token = OSCMessage(address: "/crosspoint/token", arguments: [.string(Rig.token)]).bytes
+        let subscribes = (1...17).map { OSCMessage(address: "/crosspoint/subscribe", arguments: [.string("xp-osc-\($0)")]).bytes }
+        let replies = try exchange([token] + subscribes, port: port, sandbox: sandbox).map { String(decoding: $0, as: UTF8.self) }
+        let refused = replies.filter { $0.contains("/crosspoint/error") }
+        // The subscriptions are taken as each node's state is read: any one of them may be the 17th.
+        #expect(refused.count == 1 && refused.first?.contains(": at most 16 nodes a subscriber") == true, "\(refused)")
+        let followed = (1...17).filter { k in replies.contains { $0.contains("/crosspoint/xp-osc-\(k)/gain.master") } }
+        #expect(followed.count == 16, "states sent for \(followed)")
+        if let out = (1...17).first(where: { !followed.contains($0) }) {
+            #expect(refused.first?.contains("xp-osc-\(out):") == true, "\(refused)")
+        }
+
+        // 257 senders give the token, the first of them first; then the first is a stranger again
+        // (no change, no reply) and the last is heard.
+        let script = """
+        import socket,sys,time
+        port, token = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
+        change = bytes.fromhex(sys.argv[3])
+        senders = []
+        for k in range(257):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0)); s.settimeout(0.3)
+            s.sendto(token, ('127.0.0.1', port)); senders.append(s); time.sleep(0.002)
+        time.sleep(0.3)
+        senders[0].sendto(change, ('127.0.0.1', port))
+        try: first = len(senders[0].recv(70000))
+        except socket.timeout: first = 0
+        print(first)
+        """
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        let bad = OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(99)]).bytes
+        let first = sandbox.run(["python3", "-c", script, "\(port)", hex(token), hex(bad)])
+        #expect(first.succeeded && first.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0",
+                "the first of 257 senders, forgotten, got a reply: \(first.stdout) \(first.stderr)")
+        // A sender heard recently still gets its error.
+        let recent = try exchange([token, bad], port: port, sandbox: sandbox)
+        #expect(recent.count == 1)
     }
 
     /// User and system CPU seconds of a process.

@@ -223,21 +223,24 @@ struct ServeSecurityTests {
     @Test func aForgedSourceGetsNothingReflected() throws {
         let tag = String(UInt32.random(in: 0..<0xFFFF), radix: 16)
         let subnet = "10.\(Int.random(in: 100...199)).\(Int.random(in: 1...254))"
-        let (serverNS, lanNS) = ("xp-srv-\(tag)", "xp-lan-\(tag)")
+        // Two namespaces held by a process each (`unshare --net`, entered with `nsenter`: no
+        // /run/netns mount, so it works in the PipeWire 1.4 root's chroot too), a veth pair between.
+        let serverHolder = try sandbox.start(["unshare", "--net", "sleep", "300"])
+        let lanHolder = try sandbox.start(["unshare", "--net", "sleep", "300"])
+        defer { serverHolder.stop(); lanHolder.stop() }
+        usleep(100_000)
+        let (serverNS, lanNS) = (["nsenter", "-t", "\(serverHolder.pid)", "-n"], ["nsenter", "-t", "\(lanHolder.pid)", "-n"])
         let setup = """
-        ip netns add \(serverNS); ip netns add \(lanNS)
         ip link add xps\(tag) type veth peer name xpl\(tag)
-        ip link set xps\(tag) netns \(serverNS); ip link set xpl\(tag) netns \(lanNS)
-        ip -n \(serverNS) addr add \(subnet).1/24 dev xps\(tag); ip -n \(serverNS) link set xps\(tag) up; ip -n \(serverNS) link set lo up
-        ip -n \(lanNS) addr add \(subnet).2/24 dev xpl\(tag); ip -n \(lanNS) addr add \(subnet).3/24 dev xpl\(tag)
-        ip -n \(lanNS) link set xpl\(tag) up; ip -n \(lanNS) link set lo up
+        ip link set xps\(tag) netns \(serverHolder.pid); ip link set xpl\(tag) netns \(lanHolder.pid)
+        \(serverNS.joined(separator: " ")) sh -ec 'ip addr add \(subnet).1/24 dev xps\(tag); ip link set xps\(tag) up; ip link set lo up'
+        \(lanNS.joined(separator: " ")) sh -ec 'ip addr add \(subnet).2/24 dev xpl\(tag); ip addr add \(subnet).3/24 dev xpl\(tag); ip link set xpl\(tag) up; ip link set lo up'
         """
         let made = sandbox.run(["bash", "-ec", setup])
-        defer { sandbox.run(["bash", "-c", "ip netns del \(serverNS); ip netns del \(lanNS)"]) }
         try #require(made.succeeded, "making the namespaces: \(made.stderr)")
-        let server = try Server(sandbox, listen: "\(subnet).1", prefix: ["ip", "netns", "exec", serverNS])
+        let server = try Server(sandbox, listen: "\(subnet).1", prefix: serverNS)
         defer { server.stop() }
-        let lan = ["ip", "netns", "exec", lanNS]
+        let lan = lanNS
         let api = "http://\(subnet).1:\(server.port)/api/nodes"
         #expect(status(api, prefix: lan) == 401)
         #expect(status(api, ["-H", "Authorization: Bearer \(server.token)"], prefix: lan) == 200)
