@@ -73,8 +73,9 @@ final class OSCServer: @unchecked Sendable {
 
     /// Binds the UDP port; returns the port bound.
     func start(host: String, port: Int) throws -> Int {
+        // No SO_REUSEADDR: on UDP it lets a second server bind the same port and take half the
+        // packets; a port in use is an error said plainly (ServeCommand.plain).
         let channel = try DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             // Whole datagrams: OSC's largest packet (a UDP datagram is at most 65,507 bytes).
             .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: OSC.maximumPacket))
             .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Handler(server: self)) } }

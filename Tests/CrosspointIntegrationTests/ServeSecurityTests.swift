@@ -126,6 +126,17 @@ struct ServeSecurityTests {
         #expect(server.process.isRunning)
     }
 
+    /// A port in use is said plainly, with what to do (not the socket call's errno).
+    @Test func aPortInUseIsSaidPlainly() throws {
+        let server = try Server(sandbox)
+        defer { server.stop() }
+        let http = sandbox.run([crosspointExecutable, "serve", "--port", "\(server.port)"], timeout: 15)
+        #expect(!http.succeeded && http.stderr.contains("cannot serve on 127.0.0.1 port \(server.port): the port is in use")
+                && http.stderr.contains("choose another with --port") && !http.stderr.contains("errno"), "\(http.stderr)")
+        let osc = sandbox.run([crosspointExecutable, "serve", "--port", "0", "--osc", "\(server.osc)"], timeout: 15)
+        #expect(!osc.succeeded && osc.stderr.contains("UDP port \(server.osc): the port is in use") && osc.stderr.contains("--osc"), "\(osc.stderr)")
+    }
+
     /// The HTTP server's bounds: a long request line or header, a head that never ends, too many
     /// connections from one address and in all, too many header fields, a body of more values
     /// than any change, a WebSocket message over 4 kB: each refused at once, answered (or, for

@@ -135,10 +135,14 @@ installed)
     step "crosspoint serve answers"
     crosspoint serve --port 7399 >"$out/serve.log" 2>&1 &
     serve=$!
-    # GET PATH over bash's /dev/tcp (the root has no curl); the answer in $out/serve-answer.txt.
+    # GET PATH over bash's /dev/tcp (the root has no curl), with the token the server printed in
+    # its URL (asked on loopback too); the answer in $out/serve-answer.txt.
     answer() {
+        local token
+        token=$(grep -o '?token=[0-9A-Za-z]*' "$out/serve.log" 2>/dev/null | head -n 1 | cut -d= -f2)
+        [ -n "$token" ] || return 1
         { exec 3<>/dev/tcp/127.0.0.1/7399; } 2>/dev/null || return 1
-        printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1:7399\r\nConnection: close\r\n\r\n' "$1" >&3
+        printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1:7399\r\nAuthorization: Bearer %s\r\nConnection: close\r\n\r\n' "$1" "$token" >&3
         timeout 5 cat <&3 >"$out/serve-answer.txt" || true
         exec 3<&-
         grep -q '^HTTP/1.1 200' "$out/serve-answer.txt"
