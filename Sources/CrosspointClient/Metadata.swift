@@ -20,4 +20,50 @@ extension PipeWireClient {
         guard result >= 0 else { throw .refused(object: "the \(name) metadata", message: "setting \(key) failed (\(result))") }
         try roundtrip("the daemon to set \(key)")
     }
+
+    /// The keys of `subject` in the metadata object named `name`, as the daemon has them now
+    /// (key: value); empty when there is no such metadata.
+    public func metadataProperties(_ name: String, subject: UInt32) throws(ClientError) -> [String: String] {
+        let registry = try Registry(self)
+        guard let global = registry.globals.first(where: {
+            $0.type == "PipeWire:Interface:Metadata" && $0.properties[PW_KEY_METADATA_NAME] == name
+        }) else { return [:] }
+        guard let proxy = pw_registry_bind(registry.proxy, global.id, "PipeWire:Interface:Metadata", UInt32(PW_VERSION_METADATA), 0)
+        else { throw .refused(object: "the \(name) metadata", message: "it cannot be bound") }
+        let collected = MetadataReading(subject: subject)
+        let hook = Hook()
+        defer {
+            hook.remove()
+            pw_proxy_destroy(OpaquePointer(proxy))
+        }
+        cpshim_metadata_add_listener(OpaquePointer(proxy), hook.pointer, MetadataReading.events, Unmanaged.passUnretained(collected).toOpaque())
+        hook.isLinked = true
+        try roundtrip("the \(name) metadata")
+        return collected.properties
+    }
+
+    /// The sink the session manager plays to by default now (`default.audio.sink`'s name), if any.
+    public func defaultSinkName() throws(ClientError) -> String? {
+        try metadataProperties(DefaultMetadataKey.metadataName, subject: 0)[DefaultMetadataKey.sink].flatMap(DefaultMetadataKey.deviceName(inJSON:))
+    }
+}
+
+/// What `metadataProperties` collects: the keys of one subject, as the daemon sends them.
+private final class MetadataReading {
+    let subject: UInt32
+    var properties: [String: String] = [:]
+    init(subject: UInt32) { self.subject = subject }
+
+    func property(subject: UInt32, key: String?, value: String?) {
+        guard subject == self.subject else { return }
+        if let key { properties[key] = value } else { properties = [:] }
+    }
+
+    nonisolated(unsafe) static let events = eventTable(pw_metadata_events(), version: \.version, PW_VERSION_METADATA_EVENTS) { events in
+        events.property = { data, subject, key, _, value in
+            let reading = Unmanaged<MetadataReading>.fromOpaque(data!).takeUnretainedValue()
+            reading.property(subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
+            return 0
+        }
+    }
 }

@@ -119,6 +119,21 @@ extension PipeWireClient {
     /// serial, 0.3 and WirePlumber 0.4 either). The session manager then relinks the stream,
     /// and remembers the choice for the application (restore-stream). The sink's serial comes
     /// from its properties; without one, only `target.node` is set.
+    /// Gives a stream back to the default device, as pipewire-pulse does for a move to the sink
+    /// that is the default (`pactl move-sink-input ID @DEFAULT_SINK@`): `target.node` and
+    /// `target.object` = -1 in the `default` metadata, which both WirePlumber 0.4 and 0.5 read
+    /// as "no target": the stream plays on the default device, follows it when it changes, and
+    /// the target remembered for the application (restore-stream) is forgotten. Both keys: the
+    /// session manager reads `target.object` first. A stream that asks not to fall back
+    /// (`node.dont-fallback`: WirePlumber 0.5 would end it over a -1) has the keys removed instead.
+    public func moveStreamToDefault(_ stream: GraphNode) throws(ClientError) {
+        let remove = stream.properties[StreamProperty.dontFallback] == "true"
+        for key in [DefaultMetadataKey.targetNode, DefaultMetadataKey.targetObject] {
+            try setMetadata(DefaultMetadataKey.metadataName, subject: stream.id, key: key,
+                            type: remove ? nil : "Spa:Id", value: remove ? nil : DefaultMetadataKey.noTarget)
+        }
+    }
+
     public func moveStream(_ stream: UInt32, to sink: GraphNode) throws(ClientError) {
         try setMetadata(DefaultMetadataKey.metadataName, subject: stream, key: DefaultMetadataKey.targetNode, type: "Spa:Id", value: "\(sink.id)")
         if let serial = sink.properties[PW_KEY_OBJECT_SERIAL], UInt64(serial) != nil {

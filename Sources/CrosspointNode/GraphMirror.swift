@@ -25,8 +25,13 @@ final class GraphMirror {
     private(set) var nodes: [UInt32: Node] = [:]
     private(set) var ports: [UInt32: Port] = [:]
     private(set) var links: [UInt32: (output: UInt32, input: UInt32)] = [:]
-    /// Links asked for and not yet announced, with their proxies (let go once announced).
-    private var requested: [(output: UInt32, input: UInt32, proxy: OpaquePointer)] = []
+    /// The links this mirror made for a part that named itself, by link id: whose. (Known from
+    /// the request: the registry does not carry a link's own properties, such as the
+    /// `crosspoint.linked-by` it is made with, which `pw-dump` shows.)
+    private(set) var linkedBy: [UInt32: String] = [:]
+    /// Links asked for and not yet announced, with their proxies (let go once announced) and
+    /// the part that asked.
+    private var requested: [(output: UInt32, input: UInt32, proxy: OpaquePointer, owner: String?)] = []
     /// The `default` metadata (WirePlumber's), bound once announced.
     private(set) var metadata: OpaquePointer?
     private var metadataID: UInt32?
@@ -76,11 +81,12 @@ final class GraphMirror {
     // MARK: Changes
 
     /// Links two ports (unless they are, or are being, linked).
-    func link(_ output: UInt32, _ input: UInt32) {
+    func link(_ output: UInt32, _ input: UInt32, by owner: String? = nil) {
         guard !isLinked(output, input), let outputNode = ports[output]?.node, let inputNode = ports[input]?.node,
-              let proxy = Link.create(on: core, outputNode: outputNode, outputPort: output, inputNode: inputNode, inputPort: input)
+              let proxy = Link.create(on: core, outputNode: outputNode, outputPort: output, inputNode: inputNode, inputPort: input,
+                                      linkedBy: owner)
         else { return }
-        requested.append((output, input, proxy))
+        requested.append((output, input, proxy, owner))
     }
 
     /// Destroys a global (a link, a node this connection made).
@@ -88,6 +94,7 @@ final class GraphMirror {
         guard let registry else { return }
         _ = cpshim_registry_destroy(registry.proxy, id)
         links.removeValue(forKey: id)
+        linkedBy.removeValue(forKey: id)
     }
 
     /// Sets a key of the `default` metadata (the configured default devices).
@@ -115,7 +122,9 @@ final class GraphMirror {
                   let input = p[PW_KEY_LINK_INPUT_PORT].flatMap({ UInt32($0) }) else { return }
             links[id] = (output, input)
             if let k = requested.firstIndex(where: { $0.output == output && $0.input == input }) {
-                pw_proxy_destroy(requested.remove(at: k).proxy)
+                let request = requested.remove(at: k)
+                linkedBy[id] = request.owner
+                pw_proxy_destroy(request.proxy)
             }
         case "PipeWire:Interface:Metadata":
             guard p[PW_KEY_METADATA_NAME] == DefaultMetadataKey.metadataName, metadata == nil, let registry else { return }
@@ -134,6 +143,7 @@ final class GraphMirror {
 
     private func removed(_ id: UInt32) {
         links.removeValue(forKey: id)
+        linkedBy.removeValue(forKey: id)
         ports.removeValue(forKey: id)
         if id == metadataID { unbindMetadata() }
         if nodes.removeValue(forKey: id) != nil { onNodeRemoved?(id) }
@@ -154,21 +164,12 @@ final class GraphMirror {
     private func metadataChanged(subject: UInt32, key: String?, value: String?) {
         guard subject == 0 else { return }
         switch key {
-        case DefaultMetadataKey.sink: defaultSink = value.flatMap(Self.name(inJSON:))
-        case DefaultMetadataKey.source: defaultSource = value.flatMap(Self.name(inJSON:))
+        case DefaultMetadataKey.sink: defaultSink = value.flatMap(DefaultMetadataKey.deviceName(inJSON:))
+        case DefaultMetadataKey.source: defaultSource = value.flatMap(DefaultMetadataKey.deviceName(inJSON:))
         case nil: defaultSink = nil; defaultSource = nil  // all keys cleared
         default: return
         }
         onChange?()
-    }
-
-    /// The `name` of `{ "name": "alsa_output..." }`, read with libspa's SPA-JSON parser.
-    static func name(inJSON text: String) -> String? {
-        guard case let .object(members)? = SPAJSONValue(parsing: text) else { return nil }
-        for (key, value) in members where key == "name" {
-            if case let .string(name) = value { return name }
-        }
-        return nil
     }
 
     nonisolated(unsafe) private static let metadataEvents = eventTable(pw_metadata_events(), version: \.version, PW_VERSION_METADATA_EVENTS) { events in

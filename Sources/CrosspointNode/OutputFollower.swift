@@ -6,9 +6,14 @@ import CrosspointPipeWire
 /// sink by name, or the default sink as the session manager publishes it (`default.audio.sink`
 /// in the `default` metadata). Linked when the node or the device appears, re-linked as soon as
 /// the registry or the metadata says the default changed or the device came back; a group's
-/// outputs are linked to its device's channels once, and their links to any other sink are
-/// removed, so that they never play to a device they no longer target. Links to nodes that are
-/// not sinks (a recorder, an effect) are left alone.
+/// outputs are linked to its device's channels once, and the links it made that no longer go
+/// where the group goes are removed, so that they never play to a device they no longer target.
+///
+/// A person's links win: a link the follower did not make (pw-link, qpwgraph, Helvum, JACK's
+/// jack_connect: it carries no `crosspoint.linked-by` of this node) is never removed, and a link
+/// it made that a person removes is not made again until the group's device changes (the
+/// default moves, the device comes back) or the group changes. Links to nodes that are not
+/// sinks (a recorder, an effect) are left alone.
 ///
 /// Why the node does it, not the session manager: WirePlumber links streams and devices it
 /// manages, and a `pw_filter` is neither; its 0.5 "smart filters" do something close, but 0.4
@@ -24,6 +29,11 @@ public final class OutputFollower {
     /// The last default sink that was not one of the node's own devices.
     private var lastDeviceDefault: String?
     private var lastReported = ""
+    /// The links this follower made, by link id: their ports and the device they went to.
+    private var made: [UInt32: (output: UInt32, input: UInt32, device: UInt32)] = [:]
+    /// Links a person removed after the follower made them (output, input, device): not made
+    /// again while the group goes to that device.
+    private var declined: [(output: UInt32, input: UInt32, device: UInt32)] = []
     /// The node's `onChange` before this follower chained itself in, given back by `destroy`.
     private var earlierOnChange: ((Mixer) -> Void)?
 
@@ -37,6 +47,7 @@ public final class OutputFollower {
             earlier?(mixer)
             if mixer.targets != self.targets {
                 self.targets = mixer.targets
+                self.declined.removeAll()
                 self.reconcile()
             }
         }
@@ -76,7 +87,7 @@ public final class OutputFollower {
     private func reconcile() {
         guard let ours = node.nodeID else { return }
         let mixer = node.mixer
-        var wanted: [(output: UInt32, input: UInt32)] = []
+        var wanted: [(output: UInt32, input: UInt32, device: UInt32)] = []
         var grouped: Set<UInt32> = []  // the ports of outputs in a group
         var nowWaiting: Set<String> = []
         for target in targets {
@@ -99,14 +110,28 @@ public final class OutputFollower {
                     let position = Mixer.channelPosition(mixer.outputChannels[j])
                     peer = inputs.first { $0.value.channel == position }?.key
                 }
-                if let peer { wanted.append((port, peer)) }
+                if let peer { wanted.append((port, peer, device)) }
             }
         }
-        for (id, link) in graph.links where grouped.contains(link.output) {
-            guard let peer = graph.ports[link.input], graph.nodes[peer.node]?.mediaClass == MediaClass.sink else { continue }
-            if !wanted.contains(where: { $0 == link }) { graph.destroy(global: id) }
+        // Links it made that are gone while both ports are still there: a person removed them.
+        for (id, link) in made where graph.links[id] == nil {
+            made[id] = nil
+            if graph.ports[link.output] != nil, graph.ports[link.input] != nil { declined.append(link) }
         }
-        for pair in wanted { graph.link(pair.output, pair.input) }
+        // A declined link counts while its group still goes to that device.
+        declined.removeAll { link in !wanted.contains { $0.output == link.output && $0.device == link.device } }
+        for (id, link) in graph.links where grouped.contains(link.output) && graph.linkedBy[id] == nodeName {
+            guard let peer = graph.ports[link.input], graph.nodes[peer.node]?.mediaClass == MediaClass.sink else { continue }
+            if let pair = wanted.first(where: { $0.output == link.output && $0.input == link.input }) {
+                made[id] = pair
+            } else {
+                made[id] = nil
+                graph.destroy(global: id)
+            }
+        }
+        for pair in wanted where !declined.contains(where: { $0 == pair }) {
+            graph.link(pair.output, pair.input, by: nodeName)
+        }
         if nowWaiting != waiting {
             for text in nowWaiting.subtracting(waiting) {
                 Log.warn("\(nodeName): outputs of target '\(text)' wait for their device (none of that name is a sink now)")

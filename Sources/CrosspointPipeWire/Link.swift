@@ -8,8 +8,11 @@ package enum Link {
     /// so the link outlives the proxy and the client. Returns the new link's proxy (the caller
     /// destroys it once it has its answer), or nil if the request could not be sent.
     /// The corresponding C function is `pw_core_create_object`.
+    /// `linkedBy`: the node whose part makes the link (`crosspoint.linked-by`), so that the part
+    /// later tells its own links from those a person made.
     package static func create(
-        on core: OpaquePointer, outputNode: UInt32, outputPort: UInt32, inputNode: UInt32, inputPort: UInt32
+        on core: OpaquePointer, outputNode: UInt32, outputPort: UInt32, inputNode: UInt32, inputPort: UInt32,
+        linkedBy: String? = nil
     ) -> OpaquePointer? {
         guard let properties = cpshim_properties_new() else { return nil }
         defer { pw_properties_free(properties) }
@@ -18,6 +21,7 @@ package enum Link {
             (PW_KEY_LINK_INPUT_NODE, "\(inputNode)"), (PW_KEY_LINK_INPUT_PORT, "\(inputPort)"),
             (PW_KEY_OBJECT_LINGER, "true"),
         ] { pw_properties_set(properties, key, value) }
+        if let linkedBy { pw_properties_set(properties, CrosspointProperty.linkedBy, linkedBy) }
         return pw_core_create_object(
             core, "link-factory", "PipeWire:Interface:Link", UInt32(PW_VERSION_LINK), &properties.pointee.dict, 0
         ).map(OpaquePointer.init)

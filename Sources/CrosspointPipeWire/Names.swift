@@ -21,6 +21,9 @@ public enum CrosspointProperty {
     /// On a virtual device: the name of the Crosspoint node that made it (VirtualDeviceHost);
     /// `crosspoint apps`, the surface and a restarted node find their devices by it.
     public static let deviceOf = "crosspoint.device.of"
+    /// On a link: the Crosspoint node whose output following made it (OutputFollower), which
+    /// removes only its own links; a link a person made is theirs.
+    public static let linkedBy = "crosspoint.linked-by"
 }
 
 /// Media classes (`media.class`) Crosspoint makes, looks for or lists.
@@ -54,12 +57,27 @@ public enum DefaultMetadataKey {
     public static let targetNode = "target.node"
     /// On a stream: the device it is to play to, by serial (PipeWire 1.x; `PW_KEY_TARGET_OBJECT`).
     public static let targetObject = "target.object"
+    /// A stream's target that is none: the default device, followed (pipewire-pulse's and
+    /// WirePlumber's own value).
+    public static let noTarget = "-1"
+
+    /// The `name` of a default device's value, `{ "name": "alsa_output..." }`, read with
+    /// libspa's SPA-JSON parser.
+    public static func deviceName(inJSON text: String) -> String? {
+        guard case let .object(members)? = SPAJSONValue(parsing: text) else { return nil }
+        for (key, value) in members where key == "name" {
+            if case let .string(name) = value { return name }
+        }
+        return nil
+    }
 }
 
 /// Stream properties that pipewire-pulse and the session manager read, not in 0.3.65's headers.
 public enum StreamProperty {
     /// `true`: the stream asks never to be moved (the session manager ignores its target).
     public static let dontMove = "node.dont-move"
+    /// `true`: the stream would rather end than play anywhere but its target.
+    public static let dontFallback = "node.dont-fallback"
 }
 
 /// A Crosspoint node's port names: `in_<channel>` for a mixer input, `out_<channel>` for a mixer

@@ -119,18 +119,22 @@ struct MoveCommand: ParsableCommand {
         DEVICE is a sink's name, description or id: a Crosspoint virtual device too. The \
         session manager moves the stream (the target in its `default` metadata, as pavucontrol \
         sets it) and remembers the device for the application: started again, it plays there. \
-        The command waits (up to 5 s) until the stream plays on the device.
+        `--to default` undoes a move: the stream plays on the default device, follows it when \
+        it changes, and the device remembered for the application is forgotten (as \
+        `pactl move-sink-input ID @DEFAULT_SINK@` does; a sink named "default" is reached by \
+        its id). The command waits (up to 5 s) until the stream plays on the device.
 
         Examples:
           crosspoint move firefox --to game
           crosspoint move 1234 --to "USB interface"
           crosspoint move 57 --to alsa_output.usb-interface --json
+          crosspoint move firefox --to default        (back to the default device, and following it)
         """)
 
     @OptionGroup var connection: Connection
     @OptionGroup var output: ReportOptions
     @Argument(help: ArgumentHelp("The stream's id, the application's name or process id.", valueName: "app")) var app: String
-    @Option(help: ArgumentHelp("The sink to play on: its name, description or id.", valueName: "device"),
+    @Option(help: ArgumentHelp("The sink to play on: its name, description or id; or default (the default device, followed).", valueName: "device"),
             completion: .custom { words, _, prefix in Completion.sinks(words, prefix: prefix) })
     var to: String
 
@@ -138,6 +142,8 @@ struct MoveCommand: ParsableCommand {
         struct Moved: Encodable { let id: UInt32, app: String, from: [String], to: String }
         let device: String
         let id: UInt32
+        /// `--to default`: the streams follow the default device from now on.
+        let followsDefault: Bool
         let moved: [Moved]
     }
 
@@ -146,25 +152,31 @@ struct MoveCommand: ParsableCommand {
         let streams = try appStreams(session)
         // Both named and checked before anything is set.
         let chosen = try find(CommandLineWords.restore(app), among: streams)
-        let sink = try device(CommandLineWords.restore(to), session)
+        let toDefault = Self.defaultWords.contains(CommandLineWords.restore(to))
+        let sink = toDefault ? try defaultSink(session) : try device(CommandLineWords.restore(to), session)
         if let stuck = chosen.first(where: \.refusesMoving) {
             throw CommandError.invalid("\(label(stuck)) asks not to be moved (node.dont-move); nothing was changed")
         }
         let before = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, session.graph.places(of: $0).map(\.node.name)) })
-        for stream in chosen { try session.client.moveStream(stream.id, to: sink) }
+        for stream in chosen {
+            if toDefault { try session.client.moveStreamToDefault(stream.node) } else { try session.client.moveStream(stream.id, to: sink) }
+        }
         try waitForMove(chosen, to: sink, before: before, session)
 
         let reporter = output.reporter
         for stream in chosen {
             let from = before[stream.id] ?? []
-            if from == [sink.name] {
+            if toDefault {
+                reporter.say("\(label(stream)) plays on the default device (\(sink.name.printable) now) and follows it"
+                             + (from.isEmpty || from == [sink.name] ? "" : "; it was on \(from.joined(separator: ", ").printable)"))
+            } else if from == [sink.name] {
                 reporter.say("\(label(stream)) already plays on \(sink.name.printable); kept there")
             } else {
                 reporter.say("moved \(label(stream)) " + (from.isEmpty ? "" : "from \(from.joined(separator: ", ").printable) ")
                              + "to \(sink.name.printable)")
             }
         }
-        try reporter.emit(Report(device: sink.name, id: sink.id, moved: chosen.map {
+        try reporter.emit(Report(device: sink.name, id: sink.id, followsDefault: toDefault, moved: chosen.map {
             Report.Moved(id: $0.id, app: $0.application, from: before[$0.id] ?? [], to: sink.name)
         }))
     }
@@ -190,8 +202,22 @@ struct MoveCommand: ParsableCommand {
         }
         guard found.isEmpty else { return found }
         guard !streams.isEmpty else { throw CommandError.invalid("unknown application '\(token.printable)': no application is playing") }
-        throw CommandError.invalid("unknown application '\(token.printable)'; the applications playing are: "
-                                   + streams.map(label).joined(separator: ", "))
+        let (ordered, close) = NameSuggestions.rank(token, streams) { [$0.application, $0.node.name] }
+        let suggestion = NameSuggestions.phrase(close.map { $0.application.printable })
+        throw CommandError.invalid("unknown application '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
+                                   + "the applications playing are: " + ordered.map(label).joined(separator: ", "))
+    }
+
+    /// The words `--to` takes for the default device.
+    static let defaultWords: Set<String> = ["default", "@DEFAULT_SINK@"]
+
+    /// The sink the session manager plays to by default now.
+    private func defaultSink(_ session: Session) throws -> GraphNode {
+        guard let name = try session.client.defaultSinkName(),
+              let sink = session.graph.nodes.first(where: { $0.isSink && $0.name == name }) else {
+            throw CommandError.invalid("there is no default device now (no sink, or no session manager to choose one); nothing was changed")
+        }
+        return sink
     }
 
     /// The sink DEVICE names; a node that is not a sink is refused by what it is.

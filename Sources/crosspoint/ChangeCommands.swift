@@ -504,8 +504,12 @@ struct ParamCommand: ParsableCommand {
         } catch {
             guard case let .invalidValue(_, reason) = error, reason.hasPrefix("no ") else { throw error }
             let names = reason.hasPrefix("no input") ? m.inputChannels : m.outputChannels
-            throw CommandError.invalid("\(key.printable): \(reason.printable); the \(reason.hasPrefix("no input") ? "inputs" : "outputs") are "
-                + names.joined(separator: ", "))
+            // The channel typed: the name the reason quotes ("no input channel is named 'FLL'").
+            let typed = reason.split(separator: "'", omittingEmptySubsequences: false).dropFirst().first.map(String.init) ?? ""
+            let (ordered, close) = NameSuggestions.rank(typed, names) { [$0] }
+            let suggestion = NameSuggestions.phrase(close.map(\.printable))
+            throw CommandError.invalid("\(key.printable): \(reason.printable); " + (suggestion.isEmpty ? "" : suggestion + " ")
+                + "the \(reason.hasPrefix("no input") ? "inputs" : "outputs") are " + ordered.joined(separator: ", "))
         }
     }
 

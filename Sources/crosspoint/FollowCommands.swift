@@ -48,6 +48,17 @@ struct FollowCommand: ParsableCommand {
             }
             try m.setTargets(lines + [group.text])
         }
+        // A device that is not there now is allowed (devices come and go: the outputs link when
+        // it appears), but said at once, with the sinks there are, closest first.
+        let wanted = device
+        if (try? OutputTarget(device: wanted))?.followsDefault != true, !session.graph.nodes.contains(where: { $0.isSink && $0.name == wanted }) {
+            let sinks = session.graph.nodes.filter(\.isSink)
+            let (ordered, close) = NameSuggestions.rank(wanted, sinks) { [$0.name, $0.description] }
+            let suggestion = NameSuggestions.phrase(close.map { $0.name.printable })
+            output.reporter.warn("no sink is called '\(wanted.printable)' now: the outputs will link to it when it appears"
+                + (suggestion.isEmpty ? "" : "; " + suggestion)
+                + (sinks.isEmpty ? " (this daemon has no Audio/Sink now)" : " (the sinks are: " + ordered.map(session.label).joined(separator: ", ") + ")"))
+        }
     }
 }
 

@@ -27,7 +27,7 @@ struct APIError: Error {
     static func from(_ error: any Error, key: String? = nil) -> APIError {
         switch error {
         case let error as APIError: error
-        case let CommandError.unknownNode(token, _): APIError(404, "no Crosspoint node is called '\(token.printable)'", key: "node")
+        case let CommandError.unknownNode(token, _, _): APIError(404, "no Crosspoint node is called '\(token.printable)'", key: "node")
         case let error as CommandError: APIError(400, error.description, key: key)
         case let error as CrosspointError: APIError(400, error.description.printable, key: key)
         case let error as ClientError: APIError(503, error.description, key: nil)

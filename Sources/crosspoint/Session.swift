@@ -7,18 +7,19 @@ import Glibc
 /// What the command line itself finds wrong; `ClientError` (the daemon) passes through as it
 /// is. Every name that came from the daemon or the person is printed escaped (`printable`).
 enum CommandError: Error, CustomStringConvertible {
-    case unknownNode(String, crosspointNodes: [String])
+    /// The nodes closest to the token first, and "did you mean ..." (or nothing).
+    case unknownNode(String, crosspointNodes: [String], suggestion: String = "")
     case notCrosspoint(String, id: UInt32)
     case whichNode([String])
-    case unknownSink(String, sinks: [String])
+    case unknownSink(String, sinks: [String], suggestion: String = "")
     case file(String, String)
     case invalid(String)
     case notApplied(node: String, detail: String)
 
     var description: String {
         switch self {
-        case let .unknownNode(token, nodes):
-            "unknown node '\(token.printable)'; " + (nodes.isEmpty
+        case let .unknownNode(token, nodes, suggestion):
+            "unknown node '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ") + (nodes.isEmpty
                 ? "there is no Crosspoint node on this daemon"
                 : "the Crosspoint nodes are: " + nodes.joined(separator: ", "))
         case let .notCrosspoint(token, id):
@@ -26,8 +27,8 @@ enum CommandError: Error, CustomStringConvertible {
         case let .whichNode(nodes):
             nodes.isEmpty ? "there is no Crosspoint node on this daemon"
                 : "there are several Crosspoint nodes; name one: " + nodes.joined(separator: ", ")
-        case let .unknownSink(token, sinks):
-            "unknown sink '\(token.printable)'; "
+        case let .unknownSink(token, sinks, suggestion):
+            "unknown sink '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
                 + (sinks.isEmpty ? "this daemon has no Audio/Sink" : "the sinks are: " + sinks.joined(separator: ", "))
         case let .file(path, reason):
             "\(path.printable): \(reason)"
@@ -47,8 +48,9 @@ enum CommandError: Error, CustomStringConvertible {
         case let .unknownChannel(what, name):
             guard let mixer else { return .invalid(error.description) }
             let names = what == "input" ? mixer.inputChannels : mixer.outputChannels
-            return .invalid("no \(what) channel is named '\(name.printable)'; the \(what)s are "
-                + names.joined(separator: ", ") + " (or their indices, 0 to \(names.count - 1))")
+            let suggestion = NameSuggestions.phrase(NameSuggestions.rank(name, names) { [$0] }.close.map(\.printable))
+            return .invalid("no \(what) channel is named '\(name.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
+                + "the \(what)s are " + names.joined(separator: ", ") + " (or their indices, 0 to \(names.count - 1))")
         case let .outOfRange(key, value, range) where ParameterKind(key: key)?.family.unit == .milliseconds:
             return .invalid("\(key): \(Gain.format(value)) ms is \(value < range.lowerBound ? "below the minimum" : "above the maximum") "
                 + "\(Gain.format(value < range.lowerBound ? range.lowerBound : range.upperBound)) ms")
@@ -108,7 +110,9 @@ final class Session {
         let token = typed.map(CommandLineWords.restore)
         if let token {
             guard let found = find(token, among: graph.nodes) else {
-                throw CommandError.unknownNode(token, crosspointNodes: crosspointNodes.map(label))
+                let (ordered, close) = NameSuggestions.rank(token, crosspointNodes) { [$0.name, $0.description] }
+                throw CommandError.unknownNode(token, crosspointNodes: ordered.map(label),
+                                               suggestion: NameSuggestions.phrase(close.map { $0.name.printable }))
             }
             node = found
         } else {
@@ -130,8 +134,14 @@ final class Session {
     func sink(_ typed: String) throws -> GraphNode {
         let token = CommandLineWords.restore(typed)
         let sinks = graph.nodes.filter(\.isSink)
-        guard let sink = find(token, among: sinks) else { throw CommandError.unknownSink(token, sinks: sinks.map(label)) }
+        guard let sink = find(token, among: sinks) else { throw unknownSink(token) }
         return sink
+    }
+
+    /// The error for a sink that is not there: the sinks closest to `token` first, and "did you mean".
+    func unknownSink(_ token: String) -> CommandError {
+        let (ordered, close) = NameSuggestions.rank(token, graph.nodes.filter(\.isSink)) { [$0.name, $0.description] }
+        return .unknownSink(token, sinks: ordered.map(label), suggestion: NameSuggestions.phrase(close.map { $0.name.printable }))
     }
 
     private func find(_ token: String, among nodes: [GraphNode]) -> GraphNode? {

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import ArgumentParser
+import CrosspointCore
 import Glibc
 
 /// `crosspoint setup list|enable|disable`: the ready-made drop-ins (Setups.swift), enabled by
@@ -138,8 +139,9 @@ struct SetupEnableCommand: ParsableCommand {
     func run() throws {
         let setups = try locateSetups()
         guard SetupFile.isValidName(name), let shipped = setups.text(of: name) else {
-            let known = setups.names()
-            throw CommandError.invalid("unknown setup '\(name.printable)'; "
+            let (known, close) = NameSuggestions.rank(name, setups.names()) { [$0] }
+            let suggestion = NameSuggestions.phrase(close)
+            throw CommandError.invalid("unknown setup '\(name.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
                 + (known.isEmpty ? "there are none in \(setups.directory)" : "the setups are: " + known.joined(separator: ", ")))
         }
         let folder = try scope.folder()

@@ -157,6 +157,29 @@ struct AppsTests {
         let back = sandbox.crosspoint("move", "\(secondPID)", "--to", "interface")
         #expect(back.succeeded && back.stdout.contains("from game to interface"), "\(back.stdout) \(back.stderr)")
         _ = try sandbox.waitFor("paplay back on the interface") { Set($0.links(of: pulseName).map(\.peer)) == ["interface"] }
+
+        // Given back to the default device: it follows the default when it changes, and started
+        // again it plays on the default, not on the device it was last moved to.
+        #expect(sandbox.shell("""
+            pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=phones media.class=Audio/Sink \
+              object.linger=true audio.position=[ FL FR ] priority.session=500 session.suspend-timeout-seconds=0 }' >/dev/null
+            pw_wait_ports phones 2 input
+            """).succeeded)
+        let followed = sandbox.crosspoint("move", "\(secondPID)", "--to", "default")
+        #expect(followed.succeeded && followed.stdout.contains("plays on the default device (interface now) and follows it"),
+                "\(followed.stdout) \(followed.stderr)")
+        #expect(sandbox.run(["pactl", "set-default-sink", "phones"]).succeeded)
+        _ = try sandbox.waitFor("paplay on the new default device", describe: { "\($0.links(of: pulseName))" }) {
+            Set($0.links(of: pulseName).map(\.peer)) == ["phones"]
+        }
+        paplay.stop()
+        _ = try sandbox.waitFor("the second paplay to go") { $0.nodeID(pulseName) == nil }
+        usleep(1_500_000)  // WirePlumber writes what it remembers a second after a change
+        paplay = try sandbox.start(["paplay", "--client-name=\(pulseName)", wav])
+        _ = try sandbox.waitFor("the third paplay to be linked") { !$0.links(of: pulseName).isEmpty }
+        usleep(300_000)
+        graph = try Graph(sandbox)
+        #expect(Set(graph.links(of: pulseName).map(\.peer)) == ["phones"], "started again, it plays on \(graph.links(of: pulseName))")
     }
 
     @Test func badApplicationsAndTargetsAreRefusedAndChangeNothing() throws {

@@ -358,7 +358,7 @@ struct CommandLineSafetyTests {
         defer { sandbox.stop() }
         cli.expectSuccess(sandbox.shell("pw_null_sink dev4 'FL FR RL RR'"), "sink")
         try expectRefused(sandbox, [
-            (["set", "xp-cli", "FRR", "FL", "0.5"], "Error: no input channel is named 'FRR'; the inputs are FL, FR (or their indices, 0 to 1)"),
+            (["set", "xp-cli", "FRR", "FL", "0.5"], "Error: no input channel is named 'FRR'; did you mean 'FR'? the inputs are FL, FR (or their indices, 0 to 1)"),
             (["gain", "xp-show", "out", "SW", "-3dB"], "no output channel is named 'SW'; the outputs are FL, FR, RL"),
             (["matrix", "xp-cli", "/dev/null"], "Error: /dev/null: is empty; give one row of gains per input"),
             (["matrix", "xp-cli", "/"], "Error: /: is a directory, not a file"),

@@ -333,6 +333,26 @@ struct VirtualDeviceTests {
         expectSamples(Array(pairHeard.recorded[2...3]), signal.channels, "game to the interface's outputs 3-4")
         #expect(pairHeard.recorded[0].allSatisfy { $0 == 0 } && pairHeard.recorded[1].allSatisfy { $0 == 0 }, "outputs 1-2 are not silent")
 
+        // A person's link wins (qpwgraph, Helvum, pw-link, jack_connect): out_FL also to the
+        // interface's FL, beside the follower's RL, stays; the follower's own link, removed by the
+        // person, is not made again while the group goes to that device. (A second to see that
+        // nothing happens: the follower undid such a link within 50 ms.)
+        #expect(sandbox.run(["pw-link", "desk:out_FL", "interface:playback_FL"]).succeeded)
+        usleep(1_000_000)
+        #expect(outputLinks(try Graph(sandbox)) == ["interface:playback_FL+interface:playback_RL", "interface:playback_RR"])
+        #expect(sandbox.run(["pw-link", "-d", "desk:out_FL", "interface:playback_RL"]).succeeded)
+        usleep(1_000_000)
+        #expect(outputLinks(try Graph(sandbox)) == ["interface:playback_FL", "interface:playback_RR"])
+        #expect(sandbox.run(["pw-link", "-d", "desk:out_FL", "interface:playback_FL"]).succeeded)
+
+        // A typo: taken (devices come and go) but said at once, with the sinks closest first;
+        // the same "did you mean" for a sink, a node, a channel.
+        let typo = sandbox.crosspoint("follow", "desk", "intrface", "--outputs", "FL,FR")
+        #expect(typo.succeeded && typo.stderr.contains("warning: no sink is called 'intrface' now: the outputs will link to it when it appears; did you mean 'interface'? (the sinks are: interface (id "), "\(typo.stderr)")
+        let sinkTypo = sandbox.crosspoint("delay", "dsk", "FL", "10ms")
+        #expect(sinkTypo.stderr.contains("unknown node 'dsk'; did you mean 'desk'?"), "\(sinkTypo.stderr)")
+        let channelTypo = sandbox.crosspoint("param", "desk", "gain.out.FLL", "0.5")
+        #expect(channelTypo.stderr.contains("no output channel is named 'FLL'; did you mean 'FL'?"), "\(channelTypo.stderr)")
         // A device that does not exist: waited for, said in the log and the node's property.
         #expect(sandbox.crosspoint("param", "desk", "targets", "nothing-here").succeeded)
         try wait("the wait to be reported") {
@@ -440,6 +460,19 @@ struct VirtualDeviceTests {
         let sources = sandbox.run(["pactl", "list", "sources", "short"]).stdout
         #expect(sources.contains("\tstream-mix\t"), "\(sources)")
         #expect(try Graph(sandbox).links(of: "stream-mix").map(\.peer) == ["desk", "desk"])
+
+        // The README's delay example, as written, on the desk it names.
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let lines = readme.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { $0.hasPrefix("crosspoint delay desk ") }
+        #expect(lines.count == 3, "\(lines)")
+        for line in lines {
+            let words = line.split(separator: "#")[0].split(separator: " ").map(String.init)
+            let ran = sandbox.run([crosspointExecutable] + Array(words.dropFirst()), timeout: 30)
+            #expect(ran.succeeded, "\(line): \(ran.stderr)")
+        }
+        let delays = try Graph(sandbox).params(of: "desk")
+        #expect(sandbox.float(delays["delay.out.0"]) == 180 && sandbox.float(delays["delay.out.2"]) == 0, "\(delays)")
     }
 
     @Test func thePair34SetupPlaysAStereoDeviceOnOutputs3And4OfTheDefaultDevice() throws {
