@@ -54,16 +54,23 @@ private final class MetadataReading {
     var properties: [String: String] = [:]
     init(subject: UInt32) { self.subject = subject }
 
-    func property(subject: UInt32, key: String?, value: String?) {
+    func received(subject: UInt32, key: String?, value: String?) {
         guard subject == self.subject else { return }
         if let key { properties[key] = value } else { properties = [:] }
     }
 
-    nonisolated(unsafe) static let events = eventTable(pw_metadata_events(), version: \.version, PW_VERSION_METADATA_EVENTS) { events in
-        events.property = { data, subject, key, _, value in
-            let reading = Unmanaged<MetadataReading>.fromOpaque(data!).takeUnretainedValue()
-            reading.property(subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
+    /// Its callbacks.
+    nonisolated(unsafe) static let events: UnsafeMutablePointer<pw_metadata_events> = {
+        var table = pw_metadata_events()
+        table.version = UInt32(PW_VERSION_METADATA_EVENTS)
+        table.property = { data, subject, key, _, value in
+            guard let data else { return 0 }
+            let reading = Unmanaged<MetadataReading>.fromOpaque(data).takeUnretainedValue()
+            reading.received(subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
             return 0
         }
-    }
+        let pointer = UnsafeMutablePointer<pw_metadata_events>.allocate(capacity: 1)
+        pointer.initialize(to: table)
+        return pointer
+    }()
 }

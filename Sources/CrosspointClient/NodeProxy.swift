@@ -44,7 +44,15 @@ final class NodeProxy {
             // answered "unknown node 'xp'".
             guard let info, info.pointee.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0,
                   let dict = info.pointee.props else { return }
-            Unmanaged<NodeProxy>.fromOpaque(data!).takeUnretainedValue().properties = dict.pointee.strings
+            // (`spa_dict.strings`, spelled out: with Metadata.swift's callback table beside it, a
+            // debug build from scratch of this module did not find the extension; Swift 6.3.)
+            var properties: [String: String] = [:]
+            for k in 0..<Int(dict.pointee.n_items) {
+                let item = dict.pointee.items[k]
+                guard let key = item.key else { continue }
+                properties[String(cString: key)] = item.value.map { String(cString: $0) } ?? ""
+            }
+            Unmanaged<NodeProxy>.fromOpaque(data!).takeUnretainedValue().properties = properties
         }
         events.param = { data, _, id, _, _, param in
             guard id == SPA_PARAM_Props.rawValue, let param, let entries = PropsCodec.entries(of: param) else { return }
