@@ -112,7 +112,7 @@ final class OSCServer: @unchecked Sendable {
         // sender that has not given it is a stranger's.
         var rest = messages[...]
         if let first = rest.first, first.address == "/crosspoint/token" {
-            guard case let .string(given)? = first.arguments.first, first.arguments.count == 1, Self.same(given, token) else {
+            guard case let .string(given)? = first.arguments.first, first.arguments.count == 1, ServeAccess.same(given, token) else {
                 if heard(sender) { refuse("/crosspoint/token: wrong token", to: sender) } else { stranger(sender) }
                 return
             }
@@ -315,12 +315,6 @@ final class OSCServer: @unchecked Sendable {
         if let line { printError(line) }
     }
 
-    /// Compares in constant time (the surface's token rule).
-    private static func same(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-    }
 
     /// An argument list as the API's JSON value: one argument as itself, several as a list.
     static func json(_ arguments: [OSCArgument]) -> JSONValue? {
