@@ -15,6 +15,7 @@
 // `ServeGuard` sits first in every connection's pipeline, before SwiftNIO's HTTP parser: it
 // reads the same bytes (`RequestHeadScanner`, RequestHeads.swift) and passes them on.
 
+import Glibc
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
@@ -27,7 +28,12 @@ enum ServeLimits {
     static let connections = 256
     static let headBytes = 16 * 1024
     static let headSeconds: Int64 = 10
-    static let idleSeconds: Int64 = 60
+    /// 60 s; `CROSSPOINT_SERVE_IDLE_SECONDS` (1 to 60) shortens it, for the test that hits it.
+    static let idleSeconds: Int64 = {
+        if let text = getenv("CROSSPOINT_SERVE_IDLE_SECONDS"), let seconds = Int64(String(cString: text)),
+           (1...60).contains(seconds) { return seconds }
+        return 60
+    }()
     static let headerFields = 100
     /// SwiftNIO's own limit, above ours: past it the connection would hang unanswered.
     static let parserHeaderFields = 1000

@@ -40,7 +40,7 @@ final class OSCServer: @unchecked Sendable {
     private var channel: Channel?
 
     /// Who gets changes: each subscriber's address and the nodes it follows.
-    private let subscriptions = Mutex<[SocketAddress: Set<String>]>([:])
+    private let subscriptions = Mutex(OSCSubscribers(capacity: OSCServer.maximumSubscribers, nodesEach: OSCServer.maximumNodesPerSubscriber))
     /// The senders that gave the token, with when each was last heard (ContinuousClock).
     private let trusted = Mutex<[SocketAddress: ContinuousClock.Instant]>([:])
     /// Packets waiting for the surface's thread, in order: each one's changes by node, its
@@ -51,7 +51,8 @@ final class OSCServer: @unchecked Sendable {
     /// The last state sent to subscribers, per node (surface thread only).
     private var lastSent: [String: [String: OSCValue]] = [:]
 
-    /// At most this many subscribers (a new one beyond that takes the place of another).
+    /// At most this many subscribers (a new one beyond that takes the place of the one that
+    /// subscribed longest ago).
     static let maximumSubscribers = 64
     /// At most this many nodes followed by one subscriber.
     static let maximumNodesPerSubscriber = 16
@@ -161,10 +162,7 @@ final class OSCServer: @unchecked Sendable {
                        let replyTo = try? SocketAddress(ipAddress: ip, port: Int(port)) { address = replyTo }
                 }
                 controls.append {
-                    self.subscriptions.withLock { all in
-                        if let node { all[address]?.remove(node) } else { all[address] = nil }
-                        if all[address]?.isEmpty == true { all[address] = nil }
-                    }
+                    self.subscriptions.withLock { $0.remove(node, for: address) }
                 }
             case (3, _):
                 let node = String(parts[1]), key = String(parts[2])
@@ -353,17 +351,12 @@ final class OSCServer: @unchecked Sendable {
                     let target = try session.target(node)
                     return OSCValue.state(of: try session.mixer(of: target))
                 }
-                let added = subscriptions.withLock { all -> String? in
-                    let mine = all[address] ?? []
-                    if !mine.contains(node), mine.count >= Self.maximumNodesPerSubscriber {
-                        return "at most \(Self.maximumNodesPerSubscriber) nodes a subscriber: unsubscribe one first"
-                    }
-                    if all[address] == nil, all.count >= Self.maximumSubscribers, let other = all.keys.first { all[other] = nil }
-                    all[address, default: []].insert(node)
-                    return nil
+                let added = subscriptions.withLock { $0.add(node, for: address) }
+                if case let .replaced(oldest) = added {
+                    printError("osc: \(Self.maximumSubscribers) subscribers: \(oldest) no longer hears changes (it subscribed longest ago)")
                 }
-                if let added {
-                    refuse("/crosspoint/subscribe \(node.printable): \(added)", to: sender)
+                if added == .tooManyNodes {
+                    refuse("/crosspoint/subscribe \(node.printable): at most \(Self.maximumNodesPerSubscriber) nodes a subscriber: unsubscribe one first", to: sender)
                     return
                 }
                 send(OSCValue.messages(node: node, state), to: address)
@@ -374,7 +367,7 @@ final class OSCServer: @unchecked Sendable {
     }
 
     /// The nodes someone follows (the surface watches them).
-    var followedNodes: Set<String> { subscriptions.withLock { $0.values.reduce(into: Set<String>()) { $0.formUnion($1) } } }
+    var followedNodes: Set<String> { subscriptions.withLock { $0.followed } }
 
     /// The surface's thread: node `name` is now `mixer`; its subscribers get what changed.
     func nodeChanged(_ name: String, _ mixer: Mixer) {
@@ -384,7 +377,7 @@ final class OSCServer: @unchecked Sendable {
         let changed = state.filter { before[$0.key] != $0.value }
         guard !changed.isEmpty else { return }
         let messages = OSCValue.messages(node: name, changed)
-        for (address, nodes) in subscriptions.withLock({ $0 }) where nodes.contains(name) { send(messages, to: address) }
+        for address in subscriptions.withLock({ $0.following(name) }) { send(messages, to: address) }
     }
 
     /// Sends `messages` in bundles that fit a datagram.

@@ -265,6 +265,39 @@ struct OSCTests {
         // A sender heard recently still gets its error.
         let recent = try exchange([token, bad], port: port, sandbox: sandbox)
         #expect(recent.count == 1)
+
+        // 65 subscribers, each subscribed once the one before has its state: the 65th takes the
+        // place of the first, which hears no more changes; the other 64 hear the change.
+        let subscribers = """
+        import socket,sys,time
+        port, token, subscribe, change = int(sys.argv[1]), *(bytes.fromhex(a) for a in sys.argv[2:5])
+        def drain(s, wait):
+            got, end = b'', time.time() + wait
+            s.settimeout(0.05)
+            while time.time() < end:
+                try: got += s.recv(70000)
+                except socket.timeout: pass
+            return got
+        subs = []
+        for k in range(65):
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0))
+            s.sendto(token, ('127.0.0.1', port)); s.sendto(subscribe, ('127.0.0.1', port))
+            end, state = time.time() + 5, b''
+            while b'gain.master' not in state and time.time() < end: state += drain(s, 0.05)
+            if b'gain.master' not in state: print('no state for', k); sys.exit(1)
+            subs.append(s)
+        subs[-1].sendto(change, ('127.0.0.1', port))
+        time.sleep(1.0)
+        print(' '.join('1' if b'gain.master' in drain(s, 0.02) else '0' for s in subs))
+        """
+        let subscribe = OSCMessage(address: "/crosspoint/subscribe", arguments: [.string("crosspoint")]).bytes
+        let change = OSCMessage(address: "/crosspoint/crosspoint/gain.master", arguments: [.float(0.625)]).bytes
+        let heard = sandbox.run(["python3", "-c", subscribers, "\(port)", hex(token), hex(subscribe), hex(change)], timeout: 60)
+        let flags = heard.stdout.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        #expect(heard.succeeded && flags.count == 65, "\(heard.stdout) \(heard.stderr)")
+        #expect(flags.first == "0", "the first subscriber, replaced, still hears changes")
+        #expect(flags.dropFirst().allSatisfy { $0 == "1" }, "subscribers 2...65 hear the change: \(flags)")
+        #expect(rig.log.contains("osc: 64 subscribers: "), "the replacement is logged")
     }
 
     /// User and system CPU seconds of a process.

@@ -228,6 +228,45 @@ struct ServeSecurityTests {
         #expect(server.log.isEmpty, "\(server.log)")
     }
 
+    /// A connection idle after its request is closed (60 s; this server's is 3 s, through
+    /// CROSSPOINT_SERVE_IDLE_SECONDS): a request within the time keeps it open.
+    @Test func anIdleConnectionIsClosed() throws {
+        let server = try Server(sandbox, prefix: ["env", "CROSSPOINT_SERVE_IDLE_SECONDS=3"])
+        defer { server.stop() }
+        let script = """
+        import socket,sys,time,json
+        port, token = int(sys.argv[1]), sys.argv[2]
+        s = socket.socket(); s.settimeout(20); s.connect(('127.0.0.1', port))
+        status = ('GET /api/status HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer %s\\r\\n\\r\\n' % token).encode()
+        def answer():
+            data = b''
+            while b'\\r\\n\\r\\n' not in data:
+                chunk = s.recv(4096)
+                if not chunk: return 'closed'
+                data += chunk
+            head, _, rest = data.partition(b'\\r\\n\\r\\n')
+            length = int([l.split(b':')[1] for l in head.split(b'\\r\\n') if l.lower().startswith(b'content-length:')][0])
+            while len(rest) < length: rest += s.recv(4096)
+            return head.split(b' ')[1].decode()
+        out = {'first': answer() if s.sendall(status) is None else ''}
+        time.sleep(1.5)
+        out['after 1.5 s'] = answer() if s.sendall(status) is None else ''
+        t = time.time()
+        try: out['then'] = 'open' if s.recv(4096) else 'closed'
+        except ConnectionResetError: out['then'] = 'closed'
+        out['closed after'] = round(time.time() - t, 1)
+        print(json.dumps(out))
+        """
+        let text = try python(script, ["\(server.port)", server.token], timeout: 40)
+        print("idle connection: \(text)")
+        let result = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] ?? [:]
+        #expect(result["first"] as? String == "200")
+        #expect(result["after 1.5 s"] as? String == "200")
+        #expect(result["then"] as? String == "closed")
+        let after = result["closed after"] as? Double ?? 0
+        #expect(after >= 2.5 && after <= 8, "closed \(after) s after the last answer")
+    }
+
     /// On a network (namespaces and a veth pair the test makes): a peer without the token gets
     /// 401 over HTTP and nothing at all over OSC, and packets with a forged source address
     /// (the victim's, beside the attacker) make the server send the victim nothing.
