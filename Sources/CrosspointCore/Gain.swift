@@ -36,6 +36,14 @@ public enum Gain {
         return linear < 0 ? "ø" + text : text
     }
 
+    /// Milliseconds as people read them: to the microsecond, without trailing zeros (4801
+    /// samples at 48 kHz: `100.021`, not `100.02083333333333`).
+    public static func formatMilliseconds(_ value: Double) -> String {
+        guard value.isFinite, value.magnitude < 1e12 else { return format(value) }
+        let rounded = (value * 1000).rounded() / 1000
+        return format(rounded == 0 ? 0 : rounded)
+    }
+
     /// A number without trailing noise: `1`, `0.5`, `-10`.
     public static func format(_ value: Double) -> String {
         // `magnitude`, not `abs`: abs(Int.min) traps, and -2^63 arrives as a Long, Float or Double pod.

@@ -19,9 +19,9 @@ struct DelayCommand: ParsableCommand {
         playing starts once the node has recorded that much of it.
 
         Examples:
-          crosspoint delay desk spk_FL,spk_FR 180ms     the wired speakers wait for a Bluetooth one
-          crosspoint delay xp AUX2 576samples
-          crosspoint delay xp AUX2 0
+          crosspoint delay desk mon_FL,mon_FR 180ms     the monitor waits for a Bluetooth speaker
+          crosspoint delay desk stream_FL 4801samples
+          crosspoint delay desk stream_FL 0
         """)
 
     @OptionGroup var connection: Connection

@@ -300,7 +300,7 @@ final class Session {
     /// `reference`'s, though the values differ, gets two decimals (`-6.02 dB -> -6.00 dB`).
     private func show(_ value: ParameterValue, _ p: Parameter, reference: ParameterValue?) -> String {
         switch value {
-        case let .number(v) where p.kind.family.unit == .milliseconds: "\(Gain.format(v)) ms"
+        case let .number(v) where p.kind.family.unit == .milliseconds: "\(Gain.formatMilliseconds(v)) ms"
         case let .number(v) where p.kind.family.type == .int: Gain.format(v)
         case let .number(v):
             if v == 0 { "-inf" } else {

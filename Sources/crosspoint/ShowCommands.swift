@@ -164,20 +164,28 @@ struct NodeView {
         return (signedDecibels(Double(gain)), style)
     }
 
-    /// Column headers that fit: the output port names if they are short, else the part after
-    /// their common prefix ("out_", then shown in the corner), written downwards when even
-    /// that is wider than a cell. Returns the header lines (one string per column), the
-    /// corner label and the column width.
-    private func columnHeaders(cellWidth: Int) -> (lines: [[String]], corner: String, width: Int) {
+    /// Column headers people can read. The output names, or the part after their common
+    /// prefix ("out_", then shown in the corner), in this order of preference: on one line if
+    /// no wider than a cell (or 8); on one line if every column then fits the terminal's
+    /// `room` (always when piped: no width); on two lines, split at the last "_" ("stream" over
+    /// "FL"), if the parts are short; else on one line, the columns split into blocks. Returns
+    /// the header lines (one string per column), the corner label and the column width.
+    private func columnHeaders(cellWidth: Int, room: Int?) -> (lines: [[String]], corner: String, width: Int) {
         let names = outputLabels
+        let narrow = max(cellWidth, 8)
         let longest = names.map(\.count).max() ?? 0
-        if longest <= max(cellWidth, 8) { return ([names], "", max(cellWidth, longest)) }
+        if longest <= narrow { return ([names], "", max(cellWidth, longest)) }
         let prefix = commonPrefix(names)
         let short = names.map { String($0.dropFirst(prefix.count)) }
-        let height = short.map(\.count).max() ?? 0
-        if height <= max(cellWidth, 5) { return ([short], prefix, max(cellWidth, height)) }
-        let lines = (0..<height).map { line in short.map { $0.count > line ? String(Array($0)[line]) : "" } }
-        return (lines, prefix, cellWidth)
+        let widest = short.map(\.count).max() ?? 0
+        if widest <= narrow || short.count * (widest + 1) <= room ?? Int.max { return ([short], prefix, max(cellWidth, widest)) }
+        let split = short.map { name -> [String] in
+            guard let cut = name.lastIndex(of: "_"), cut != name.startIndex else { return [name, ""] }
+            return [String(name[..<cut]), String(name[name.index(after: cut)...])]
+        }
+        let part = split.flatMap { $0 }.map(\.count).max() ?? 0
+        if part <= max(narrow, 10) { return ([split.map { $0[0] }, split.map { $0[1] }], prefix, max(cellWidth, part)) }
+        return ([short], prefix, max(cellWidth, widest))
     }
 
     func text(_ t: Terminal) -> String {
@@ -194,13 +202,15 @@ struct NodeView {
         let inGains = mixer.inputGains.map(cell)
         let inLevels = levels.map { r in (0..<mixer.inputs).map { MeterView.cell(r.inputs, $0) } }
         let outLevels = levels.map { r in (0..<mixer.outputs).map { MeterView.cell(r.outputs, $0) } }
-        let delays: [(String, Terminal.Style?)] = mixer.outputDelays.map { $0 == 0 ? ("", nil) : (Gain.format($0) + "ms", .cyan) }
+        let delays: [(String, Terminal.Style?)] = mixer.outputDelays.map { $0 == 0 ? ("", nil) : (Gain.formatMilliseconds($0) + "ms", .cyan) }
         let cellWidth = max(4, (cells.flatMap { $0 } + outGains + (outLevels ?? []) + delays).map(\.0.count).max() ?? 4)
-        let (headers, corner, width) = columnHeaders(cellWidth: cellWidth)
-
-        let labelWidth = max(inputLabels.map(\.count).max()!, 4, corner.count)
         let gainWidth = max(4, inGains.map(\.0.count).max()!)
         let levelWidth = inLevels.map { max(5, $0.map(\.0.count).max() ?? 5) + 1 } ?? 0
+        let rowLabels = max(inputLabels.map(\.count).max()!, 4)
+        let (headers, corner, width) = columnHeaders(
+            cellWidth: cellWidth, room: t.width.map { $0 - (rowLabels + 1 + gainWidth + 1 + 4 + levelWidth + 3) })
+
+        let labelWidth = max(rowLabels, corner.count)
         let left = labelWidth + 1 + gainWidth + 1 + 4 + levelWidth + 3  // label gain mute [level] " | "
         let perBlock = max(1, ((t.width ?? Int.max) - left) / (width + 1))
 

@@ -60,6 +60,13 @@ struct GainTests {
         }
     }
 
+    @Test("Milliseconds print to the microsecond", arguments: [
+        (100.02083333333333, "100.021"), (12.5, "12.5"), (0, "0"), (1000, "1000"), (0.0004, "0"), (1.0006, "1.001"),
+    ])
+    func formatsMilliseconds(_ value: Double, _ text: String) {
+        #expect(Gain.formatMilliseconds(value) == text)
+    }
+
     @Test("Formats decibels for a table cell", arguments: [
         (1.0, "0.0"), (0.5, "-6.0"), (2, "6.0"), (0, "-inf"), (-1, "ø0.0"), (-0.5, "ø-6.0"), (-2, "ø6.0"), (10, "20.0"),
         (0.1, "-20.0"), (0.3, "-10.5"), (1.412537544623, "3.0"), (0.00001, "-100.0"), (0.999, "0.0"), (1.001, "0.0"),

@@ -473,6 +473,25 @@ struct VirtualDeviceTests {
         }
         let delays = try Graph(sandbox).params(of: "desk")
         #expect(sandbox.float(delays["delay.out.0"]) == 180 && sandbox.float(delays["delay.out.2"]) == 0, "\(delays)")
+
+        // `show` reads as a table piped and at 80 columns: the outputs' heads whole or split at
+        // their "_", never a letter a line; no line of the table wider than asked.
+        for arguments in [["show", "desk"], ["show", "desk", "--width", "80"], ["show", "desk", "--width", "40"]] {
+            let shown = sandbox.run([crosspointExecutable] + arguments)
+            #expect(shown.succeeded, "\(shown.stderr)")
+            let lines = shown.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let table = lines.drop { !$0.contains("| ") }.prefix { !$0.isEmpty }
+            let heads = table.prefix { !$0.hasPrefix("gain ") }.map { $0.components(separatedBy: "| ").last ?? "" }
+            let words = heads.flatMap { $0.split(separator: " ").map(String.init) }
+            #expect(!words.isEmpty && words.allSatisfy { $0.count > 1 }, "\(arguments): heads \(heads)")
+            print("$ crosspoint \(arguments.joined(separator: " "))\n\(table.joined(separator: "\n"))")
+            if arguments.count == 2 {
+                #expect(words == ["mon_FL", "mon_FR", "stream_FL", "stream_FR"], "piped: \(heads)")
+            } else if let width = Int(arguments[3]) {
+                #expect(table.allSatisfy { $0.count <= width }, "\(arguments): \(shown.stdout)")
+                #expect(["mon", "FL", "FR"].allSatisfy(words.contains) || words.contains("mon_FL"), "\(arguments): \(heads)")
+            }
+        }
     }
 
     @Test func thePair34SetupPlaysAStereoDeviceOnOutputs3And4OfTheDefaultDevice() throws {
