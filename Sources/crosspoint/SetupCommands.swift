@@ -44,8 +44,11 @@ struct SetupScope: ParsableArguments {
 /// The setups folder, or an error saying where it was looked for.
 private func locateSetups() throws -> Setups {
     guard let directory = Setups.locate() else {
-        throw CommandError.invalid(
-            "no setups folder: looked in $CROSSPOINT_SETUP_DIR, share/crosspoint/setups beside the command and /usr/share/crosspoint/setups")
+        let places = Setups.candidates()
+        if let explicit = ProcessInfo.processInfo.environment["CROSSPOINT_SETUP_DIR"], !explicit.isEmpty {
+            throw CommandError.invalid("no setups folder: $CROSSPOINT_SETUP_DIR is \(explicit.printable), which is not a folder")
+        }
+        throw CommandError.invalid("no setups folder: looked in " + places.map(\.printable).joined(separator: ", "))
     }
     return Setups(directory: directory)
 }

@@ -8,25 +8,37 @@ import Glibc
 /// The ready-made drop-ins that come with Crosspoint ("setups"), and the copies of them that
 /// `crosspoint setup enable` puts into PipeWire's drop-in folder.
 ///
-/// A setup is a `NAME.conf` file in the setups folder: `$CROSSPOINT_SETUP_DIR`, else
-/// `share/crosspoint/setups` beside the command's own `bin` (`/usr/share/...` for the Debian
-/// package, `~/.local/share/...` after `scripts/install`), else `/usr/share/crosspoint/setups`.
-/// Its description is its first line, a comment (`# Crosspoint: ...`). What a setup's file and
-/// an enabled copy hold, and how they are read: SetupFile.swift.
+/// A setup is a `NAME.conf` file in the setups folder: `$CROSSPOINT_SETUP_DIR` if set (only
+/// it), else `share/crosspoint/setups` beside the command's own `bin` (`/usr/share/...` for the
+/// Debian package, `~/.local/share/...` after `scripts/install`), else the checkout's `conf/`
+/// for a command built in one (`.build/.../crosspoint`), else `/usr/share/crosspoint/setups`.
+/// `NAME-standalone.conf` is not a setup (a process's configuration, not a drop-in). Its
+/// description is its first line, a comment (`# Crosspoint: ...`). What a setup's file and an
+/// enabled copy hold, and how they are read: SetupFile.swift.
 struct Setups {
     let directory: String
 
-    /// The setups folder, or nil when none of the places exists.
-    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    /// The places looked in, in order.
+    static func candidates(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        if let explicit = environment["CROSSPOINT_SETUP_DIR"], !explicit.isEmpty { return [explicit] }
         var candidates: [String] = []
-        if let explicit = environment["CROSSPOINT_SETUP_DIR"], !explicit.isEmpty { candidates.append(explicit) }
         if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let parts = executable.split(separator: "/", omittingEmptySubsequences: false)
             // .../bin/crosspoint -> .../share/crosspoint/setups
-            let prefix = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast(2)
-            candidates.append(prefix.joined(separator: "/") + "/share/crosspoint/setups")
+            candidates.append(parts.dropLast(2).joined(separator: "/") + "/share/crosspoint/setups")
+            // CHECKOUT/.build/<triple>/release/crosspoint -> CHECKOUT/conf
+            if let build = parts.lastIndex(of: ".build") {
+                let checkout = parts[..<build].joined(separator: "/")
+                if FileManager.default.fileExists(atPath: checkout + "/Package.swift") { candidates.append(checkout + "/conf") }
+            }
         }
         candidates.append("/usr/share/crosspoint/setups")
-        return candidates.first { isDirectory($0) }
+        return candidates
+    }
+
+    /// The setups folder, or nil when none of the places exists.
+    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        candidates(environment: environment).first { isDirectory($0) }
     }
 
     static func isDirectory(_ path: String) -> Bool {
@@ -37,14 +49,15 @@ struct Setups {
     /// The setups' names, sorted.
     func names() -> [String] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return files.filter { $0.hasSuffix(".conf") }.map { String($0.dropLast(5)) }.filter(SetupFile.isValidName).sorted()
+        return files.filter { $0.hasSuffix(".conf") }.map { String($0.dropLast(5)) }
+            .filter { SetupFile.isValidName($0) && !$0.hasSuffix("-standalone") }.sorted()
     }
 
     func path(of name: String) -> String { directory + "/" + name + ".conf" }
 
     /// The shipped text of setup `name`, or nil when there is no such setup.
     func text(of name: String) -> [UInt8]? {
-        guard SetupFile.isValidName(name) else { return nil }
+        guard SetupFile.isValidName(name), !name.hasSuffix("-standalone") else { return nil }
         return FileManager.default.contents(atPath: path(of: name)).map { [UInt8]($0) }
     }
 

@@ -115,11 +115,17 @@ struct SetupCommandTests {
         var noSetups = home.environment
         noSetups["CROSSPOINT_SETUP_DIR"] = home.path + "/nowhere"
         let none = Sandbox.run([crosspointExecutable, "setup", "list"], environment: noSetups)
-        // Without it, the command looks beside its bin folder (none in a build folder) and in
-        // /usr/share/crosspoint/setups (there only where the package is installed).
-        if !FileManager.default.fileExists(atPath: "/usr/share/crosspoint/setups") {
-            #expect(none.status == 1 && none.stderr.contains("no setups folder: looked in $CROSSPOINT_SETUP_DIR"), "\(none.stderr)")
-        }
+        #expect(none.status == 1 && none.stderr.contains("no setups folder: $CROSSPOINT_SETUP_DIR is \(home.path)/nowhere, which is not a folder"),
+                "\(none.stderr)")
+        // Without it, a command built in a checkout finds the checkout's conf/ (not the
+        // standalone configuration, which is no drop-in).
+        noSetups["CROSSPOINT_SETUP_DIR"] = nil
+        let checkout = Sandbox.run([repositoryRoot.appendingPathComponent(".build/release/crosspoint").path, "setup", "list", "--json"],
+                                   environment: noSetups)
+        #expect(checkout.succeeded && checkout.stdout.contains("\"crosspoint-desk\"") && !checkout.stdout.contains("standalone"),
+                "\(checkout.stdout) \(checkout.stderr)")
+        #expect(Sandbox.run([repositoryRoot.appendingPathComponent(".build/release/crosspoint").path, "setup", "enable", "crosspoint-standalone"],
+                            environment: noSetups).status == 1)
     }
 
     @Test func theEnabledCopyIsWhatADaemonLoads() throws {
