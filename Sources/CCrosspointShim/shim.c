@@ -5,6 +5,7 @@
 #include <string.h>
 #include <pipewire/extensions/metadata.h>
 #include <spa/param/props.h>
+#include <spa/param/audio/format-utils.h>
 #include <spa/pod/iter.h>
 #include <spa/debug/types.h>
 
@@ -54,6 +55,13 @@ void cpshim_loop_destroy_source(struct pw_loop *loop, struct spa_source *source)
 int cpshim_malloc_trim(void)
 {
     return malloc_trim(0);
+}
+
+struct spa_pod *cpshim_dsp_format(struct spa_pod_builder *b, uint32_t rate, uint32_t channels)
+{
+    struct spa_audio_info_raw info = { .format = SPA_AUDIO_FORMAT_F32P, .flags = SPA_AUDIO_FLAG_UNPOSITIONED,
+                                       .rate = rate, .channels = channels };
+    return spa_format_audio_raw_build(b, SPA_PARAM_Format, &info);
 }
 
 struct spa_pod *cpshim_prop_info_float(struct spa_pod_builder *b, const char *name,

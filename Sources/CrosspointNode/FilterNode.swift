@@ -76,7 +76,7 @@ public final class FilterNode {
         }
         self.filter = filter
         for k in groups.indices {
-            for channel in wantedChannels(groups[k].kind) { groups[k].append(addPort(groups[k], channel), channel: channel) }
+            for channel in wantedChannels(groups[k].kind) { groups[k].append(addPort(groups[k], channel, at: groups[k].count), channel: channel) }
         }
         context.initialize(to: DSPContext(
             renderer: engine.renderer, levels: levels.tap, owner: nil, table: makePortTable()))
@@ -86,7 +86,10 @@ public final class FilterNode {
         levels.shape = { [unowned self] in (self.mixer.inputs, self.mixer.outputs) }
         levels.onPublish = { [unowned self] text in self.setProperty(LevelsCodec.property, text) }
         rateWatch = RateWatch(loop: loop, engine: engine)
-        rateWatch?.onChange = { [unowned self] rate in self.setProperty(CrosspointProperty.rate, "\(rate)") }
+        rateWatch?.onChange = { [unowned self] rate in
+            self.setProperty(CrosspointProperty.rate, "\(rate)")
+            self.publishFormat()
+        }
 
         pw_filter_add_listener(filter, listener, FilterNode.events, context)
         let result = PropsCodec.withParams(for: mixer, includingInfo: true) { params in
@@ -287,7 +290,7 @@ public final class FilterNode {
             let wanted = wantedChannels(groups[k].kind)
             while groups[k].count < wanted.count {
                 let channel = wanted[groups[k].count]
-                groups[k].append(addPort(groups[k], channel), channel: channel)
+                groups[k].append(addPort(groups[k], channel, at: groups[k].count), channel: channel)
                 added = true
             }
         }
@@ -355,12 +358,15 @@ public final class FilterNode {
         groups.first { $0.kind == kind } ?? PortGroup(kind)
     }
 
-    /// A new port of `group` carrying `channel`.
-    private func addPort(_ group: PortGroup, _ channel: String) -> UnsafeMutableRawPointer? {
+    /// A new port of `group` carrying `channel`, the group's port `index`. Its `object.path`
+    /// is what an adapter's port gets (`Crosspoint desk:input_0`, by position: JACK's first alias) and
+    /// its `port.alias` the description and the name (`Crosspoint desk:in_mic`, the second).
+    private func addPort(_ group: PortGroup, _ channel: String, at index: Int) -> UnsafeMutableRawPointer? {
         let p = cpshim_properties_new()
         let name = group.portName(channel)
         pw_properties_set(p, PW_KEY_PORT_NAME, name)
         if !group.kind.isMIDI { pw_properties_set(p, PW_KEY_AUDIO_CHANNEL, channel) }
+        pw_properties_set(p, PW_KEY_OBJECT_PATH, "\(configuration.nodeDescription):\(group.pathPrefix)_\(index)")
         pw_properties_set(p, PW_KEY_PORT_ALIAS, "\(configuration.nodeDescription):\(name)")
         pw_properties_set(p, PW_KEY_FORMAT_DSP, group.format)
         return pw_filter_add_port(filter, group.direction, PW_FILTER_PORT_FLAG_MAP_BUFFERS, 8, p, nil, 0)
@@ -382,7 +388,7 @@ public final class FilterNode {
 
     /// Makes the replacement of port `index` of `groups[k]`, under the name of `channel`.
     private func replace(group k: Int, index: Int, to channel: String) {
-        let new = addPort(groups[k], channel)
+        let new = addPort(groups[k], channel, at: index)
         replacements.append(Replacement(group: k, index: index, old: groups[k].handles[index], new: new,
                                         oldName: groups[k].portName(groups[k].channels[index]),
                                         newName: groups[k].portName(channel)))
@@ -424,6 +430,7 @@ public final class FilterNode {
         let shapeChanged = publishedShape != (mixer.inputs, mixer.outputs)
         publishedShape = (mixer.inputs, mixer.outputs)
         if shapeChanged {
+            publishFormat()
             let props = cpshim_properties_new()
             pw_properties_set(props, CrosspointProperty.inputs, "\(mixer.inputs)")
             pw_properties_set(props, CrosspointProperty.outputs, "\(mixer.outputs)")
@@ -433,6 +440,19 @@ public final class FilterNode {
         _ = PropsCodec.withParams(for: mixer, includingInfo: shapeChanged) { params in
             pw_filter_update_params(filter, nil, params.baseAddress, UInt32(params.count))
         }
+    }
+
+    /// The node's Format param: F32P at the rate it runs at, one channel per input (pw-top's
+    /// FORMAT column; PipeWire 1.x's pw_filter publishes a node's Format, 0.3.65's keeps it
+    /// unlisted: `pw-cli enum-params ID Format` reads it there). Once the rate is known and on
+    /// every change of it or of the inputs.
+    private func publishFormat() {
+        let rate = engine.renderRate
+        guard let filter, rate > 0 else { return }
+        let buffer = PodBuffer(size: 512)
+        var pod: UnsafePointer<spa_pod>? = UnsafePointer(cpshim_dsp_format(&buffer.builder, UInt32(clamping: rate), UInt32(clamping: mixer.inputs)))
+        guard pod != nil, !buffer.overflowed else { return }
+        pw_filter_update_params(filter, nil, &pod, 1)
     }
 
     /// Sets one node property (`pw_filter_update_properties`: every client bound to the node

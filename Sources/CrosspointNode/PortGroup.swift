@@ -52,6 +52,17 @@ struct PortGroup {
     /// The port's `format.dsp`: what the graph may link it to.
     var format: String { kind.isMIDI ? MIDIControlCenter.portFormat : "32 bit float mono audio" }
 
+    /// The first part of a port's `object.path` after the node's name, as an adapter's ports
+    /// have (`input_0`, `output_3`, `control_0`, `notify_0`).
+    var pathPrefix: String {
+        switch kind {
+        case .audioInput: "input"
+        case .audioOutput: "output"
+        case .midiInput: "control"
+        case .midiOutput: "notify"
+        }
+    }
+
     /// The `port.name` of a port carrying `channel`.
     func portName(_ channel: String) -> String { "\(prefix)_\(channel)" }
 

@@ -492,6 +492,38 @@ struct VirtualDeviceTests {
                 #expect(["mon", "FL", "FR"].allSatisfy(words.contains) || words.contains("mon_FL"), "\(arguments): \(heads)")
             }
         }
+
+        // What other tools show of the node. JACK's two aliases of a port are its object.path
+        // and port.alias (pipewire-jack reads those two; `jack_lsp -A` printed an empty line for
+        // the first); pw-top's FORMAT is the node's Format param.
+        let graph = try Graph(sandbox)
+        for (direction, prefix) in [("input", "Crosspoint desk:input_"), ("output", "Crosspoint desk:output_")] {
+            let ports = graph.ports(of: "desk", direction: direction)
+            #expect(ports.count == (direction == "input" ? 7 : 4))
+            for port in ports {
+                let name = port["port.name"] as? String ?? ""
+                #expect((port["object.path"] as? String ?? "").hasPrefix(prefix), "\(name): \(port["object.path"] ?? "no object.path")")
+                #expect(port["port.alias"] as? String == "Crosspoint desk:\(name)", "\(name)")
+            }
+        }
+        let paths = graph.ports(of: "desk", direction: "input").compactMap { $0["object.path"] as? String }
+        #expect(Set(paths) == Set((0..<7).map { "Crosspoint desk:input_\($0)" }), "\(paths)")
+        // (PipeWire 0.3's pw_filter lists no node Format: there the column stays empty, as for
+        // every pw_filter node.)
+        if PipeWire.atLeast(1, 0, 0) {
+            let format = sandbox.run(["pw-cli", "enum-params", "\(graph.nodeID("desk") ?? 0)", "Format"]).stdout
+            #expect(format.contains("F32P") && format.contains("Int 48000") && format.contains("Int 7"), "\(format)")
+            // pw-top shows a format while the node runs: a player keeps it running.
+            let tone = NSTemporaryDirectory() + "desk-top-\(UInt32.random(in: 0..<UInt32.max)).wav"
+            defer { try? FileManager.default.removeItem(atPath: tone) }
+            #expect(sandbox.run(["sox", "-n", "-r", "48000", "-c", "2", tone, "synth", "6", "sine", "440"]).succeeded)
+            let player = try sandbox.start(["pw-play", "--target", "game", tone])
+            defer { player.stop() }
+            usleep(500_000)
+            let top = sandbox.run(["pw-top", "-b", "-n", "3"], timeout: 20).stdout
+            let line = top.split(separator: "\n").last { $0.hasSuffix(" desk") } ?? ""
+            #expect(line.contains("F32P 7 48000"), "pw-top: \(line)\n\(top)")
+        }
     }
 
     @Test func thePair34SetupPlaysAStereoDeviceOnOutputs3And4OfTheDefaultDevice() throws {

@@ -37,6 +37,10 @@ void cpshim_loop_destroy_source(struct pw_loop *loop, struct spa_source *source)
 // every arena back to the system. For the main loop only (it takes each arena's lock).
 int cpshim_malloc_trim(void);
 
+// The node's Format (what pw-top's FORMAT column shows): 32-bit float planar (DSP), at
+// `rate`, `channels` channels, unpositioned (spa_format_audio_raw_build is static inline).
+struct spa_pod *cpshim_dsp_format(struct spa_pod_builder *b, uint32_t rate, uint32_t channels);
+
 // PropInfo objects, built with the variadic spa_pod_builder_add_object.
 struct spa_pod *cpshim_prop_info_float(struct spa_pod_builder *b, const char *name,
                                        const char *description, float def, float min, float max);
