@@ -22,6 +22,8 @@ public struct GraphNode: Sendable, Equatable {
     /// An audio device or node that plays what is linked to it (`Audio/Sink`, or `Audio/Duplex`
     /// as a pro-audio interface shows itself).
     public var isSink: Bool { MediaClass.isSink(mediaClass) }
+    /// A node applications can record from.
+    public var isSource: Bool { MediaClass.isSource(mediaClass) }
 }
 
 public struct GraphPort: Sendable, Equatable {

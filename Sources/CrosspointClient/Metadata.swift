@@ -24,6 +24,17 @@ extension PipeWireClient {
     /// The keys of `subject` in the metadata object named `name`, as the daemon has them now
     /// (key: value); empty when there is no such metadata.
     public func metadataProperties(_ name: String, subject: UInt32) throws(ClientError) -> [String: String] {
+        try readMetadata(name, subject: subject)[subject] ?? [:]
+    }
+
+    /// Every subject's keys in the metadata object named `name` (subject: key: value); empty
+    /// when there is no such metadata. One read for all the streams' targets.
+    public func metadataBySubject(_ name: String) throws(ClientError) -> [UInt32: [String: String]] {
+        try readMetadata(name, subject: nil)
+    }
+
+    /// The keys of one subject (or of all, for nil) of the metadata object named `name`.
+    private func readMetadata(_ name: String, subject: UInt32?) throws(ClientError) -> [UInt32: [String: String]] {
         let registry = try Registry(self)
         guard let global = registry.globals.first(where: {
             $0.type == "PipeWire:Interface:Metadata" && $0.properties[PW_KEY_METADATA_NAME] == name
@@ -39,7 +50,12 @@ extension PipeWireClient {
         cpshim_metadata_add_listener(OpaquePointer(proxy), hook.pointer, MetadataReading.events, Unmanaged.passUnretained(collected).toOpaque())
         hook.isLinked = true
         try roundtrip("the \(name) metadata")
-        return collected.properties
+        return collected.bySubject
+    }
+
+    /// The source the session manager records from by default now (`default.audio.source`'s name), if any.
+    public func defaultSourceName() throws(ClientError) -> String? {
+        try metadataProperties(DefaultMetadataKey.metadataName, subject: 0)[DefaultMetadataKey.source].flatMap(DefaultMetadataKey.deviceName(inJSON:))
     }
 
     /// The sink the session manager plays to by default now (`default.audio.sink`'s name), if any.
@@ -48,15 +64,16 @@ extension PipeWireClient {
     }
 }
 
-/// What `metadataProperties` collects: the keys of one subject, as the daemon sends them.
+/// What `readMetadata` collects: the keys of one subject or of all, as the daemon sends them.
 private final class MetadataReading {
-    let subject: UInt32
-    var properties: [String: String] = [:]
-    init(subject: UInt32) { self.subject = subject }
+    /// The one subject read, or nil for all of them.
+    let subject: UInt32?
+    var bySubject: [UInt32: [String: String]] = [:]
+    init(subject: UInt32?) { self.subject = subject }
 
     func received(subject: UInt32, key: String?, value: String?) {
-        guard subject == self.subject else { return }
-        if let key { properties[key] = value } else { properties = [:] }
+        guard self.subject == nil || subject == self.subject else { return }
+        if let key { bySubject[subject, default: [:]][key] = value } else { bySubject[subject] = nil }
     }
 
     /// Its callbacks.

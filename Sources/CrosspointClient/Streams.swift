@@ -3,10 +3,18 @@ import CPipeWire
 import CrosspointPipeWire
 import Glibc
 
-/// An application's playback stream (`media.class` `Stream/Output/Audio`): what pavucontrol
-/// lists under Playback and `pactl list sink-inputs` prints.
+/// An application's stream: playback (`media.class` `Stream/Output/Audio`: what pavucontrol
+/// lists under Playback and `pactl list sink-inputs` prints) or recording
+/// (`Stream/Input/Audio`: pavucontrol's Recording, `pactl list source-outputs`).
 public struct AppStream: Sendable, Equatable {
+    public enum Kind: String, Sendable, Equatable {
+        case playback, recording
+        /// The stream's media class.
+        public var mediaClass: String { self == .playback ? "Stream/Output/Audio" : "Stream/Input/Audio" }
+    }
+
     public let node: GraphNode
+    public let kind: Kind
     /// `application.name` (from the node, else from its client), else the node's name.
     public let application: String
     /// `application.process.id`, when the application said.
@@ -35,22 +43,37 @@ public struct StreamPlace: Sendable, Equatable {
     }
 }
 
-/// A Crosspoint node's virtual sink as its `devices` key declares it.
+/// What a stream is to be linked to (`GraphSnapshot.target(of:metadata:)`).
+public enum StreamTarget: Sendable, Equatable {
+    /// The default device, followed when it changes.
+    case followsDefault
+    /// A device by name (or the value as given, when no node has it).
+    case pinned(String)
+}
+
+/// A Crosspoint node's virtual device as its `devices` key declares it.
 public struct MixerDevice: Sendable, Equatable {
     /// The Crosspoint node's name.
     public let mixer: String
-    /// The input channels the device feeds.
+    /// The channels of the node the device carries: the inputs a sink feeds, the outputs a
+    /// source records.
     public let inputs: [String]
 
     public init(mixer: String, inputs: [String]) { (self.mixer, self.inputs) = (mixer, inputs) }
 }
 
 extension GraphSnapshot {
-    /// The application playback streams, in id order. `clients` (client id to its registry
-    /// properties) fills in the application's name and process id for a stream whose node
-    /// lacks them.
+    /// The application streams, playback and recording, in id order. `clients` (client id to
+    /// its registry properties) fills in the application's name and process id for a stream
+    /// whose node lacks them.
     public func appStreams(clients: [UInt32: [String: String]] = [:]) -> [AppStream] {
-        nodes.filter { $0.mediaClass == "Stream/Output/Audio" }.map { node in
+        nodes.compactMap { node -> (GraphNode, AppStream.Kind)? in
+            switch node.mediaClass {
+            case AppStream.Kind.playback.mediaClass: (node, .playback)
+            case AppStream.Kind.recording.mediaClass: (node, .recording)
+            default: nil
+            }
+        }.map { node, kind in
             let p = node.properties
             let client = p[PW_KEY_CLIENT_ID].flatMap { UInt32($0) }.flatMap { clients[$0] } ?? [:]
             func value(_ key: String) -> String? { (p[key] ?? client[key]).flatMap { $0.isEmpty ? nil : $0 } }
@@ -58,7 +81,7 @@ extension GraphSnapshot {
             // the client's socket credentials (a native client's registry entry carries only
             // those: measured with pw-play on 0.3.65).
             let pid = value(PW_KEY_APP_PROCESS_ID) ?? client[PW_KEY_SEC_PID]
-            return AppStream(node: node, application: value(PW_KEY_APP_NAME) ?? node.name,
+            return AppStream(node: node, kind: kind, application: value(PW_KEY_APP_NAME) ?? node.name,
                              pid: pid.flatMap { Int($0) }, role: value(PW_KEY_MEDIA_ROLE),
                              media: value(PW_KEY_MEDIA_NAME))
         }
@@ -70,6 +93,7 @@ extension GraphSnapshot {
     /// a Crosspoint node names the inputs they reach; a Crosspoint node linked directly, the
     /// inputs linked.
     public func places(of stream: AppStream, devices: [String: MixerDevice] = [:]) -> [StreamPlace] {
+        if stream.kind == .recording { return recordingPlaces(of: stream, devices: devices) }
         let peers = Set(links.filter { $0.outputNode == stream.id }.map(\.inputNode))
         return peers.sorted().compactMap(node).map { peer in
             if peer.crosspointShape != nil {
@@ -90,6 +114,47 @@ extension GraphSnapshot {
             }
             return StreamPlace(node: peer, mixer: nil)
         }
+    }
+
+    /// Where a recording stream records from: the nodes linked into its input ports, in id
+    /// order. A Crosspoint node's virtual source (`devices`, by device name) names the node
+    /// and the outputs it carries; a Crosspoint node linked directly, the outputs linked.
+    private func recordingPlaces(of stream: AppStream, devices: [String: MixerDevice]) -> [StreamPlace] {
+        let peers = Set(links.filter { $0.inputNode == stream.id }.map(\.outputNode))
+        return peers.sorted().compactMap(node).map { peer in
+            if peer.crosspointShape != nil {
+                let outputs = links.filter { $0.inputNode == stream.id && $0.outputNode == peer.id }
+                    .compactMap { port($0.outputPort) }.sorted { $0.index < $1.index }
+                    .map { $0.channel ?? PortName.outputChannel($0.name) ?? $0.name }
+                return StreamPlace(node: peer, mixer: (peer.name, Self.unique(outputs)))
+            }
+            if let device = devices[peer.name] { return StreamPlace(node: peer, mixer: (device.mixer, device.inputs)) }
+            return StreamPlace(node: peer, mixer: nil)
+        }
+    }
+
+    /// What a stream is to be linked to: the device it is pinned to (a move, the application's
+    /// own choice, or one the session manager remembered for it), or the default device,
+    /// followed. `metadata` is the `default` metadata's keys for the stream (a move, which wins),
+    /// read as WirePlumber reads them: `target.object` (a serial or name) first, then
+    /// `target.node` (an id); -1 is no target. Without either there, the stream's own
+    /// `target.object` / `target.node` properties (`pw-play --target`).
+    public func target(of stream: AppStream, metadata: [String: String]) -> StreamTarget {
+        func resolve(_ value: String) -> StreamTarget? {
+            guard !value.isEmpty else { return nil }
+            if value == DefaultMetadataKey.noTarget { return .followsDefault }
+            if let number = UInt64(value) {
+                let node = nodes.first { $0.properties[PW_KEY_OBJECT_SERIAL] == value } ?? UInt32(exactly: number).flatMap(node)
+                return .pinned(node?.name ?? value)
+            }
+            return .pinned(value)
+        }
+        for source in [metadata, stream.node.properties] {
+            for key in [DefaultMetadataKey.targetObject, DefaultMetadataKey.targetNode] {
+                if let value = source[key], let target = resolve(value) { return target }
+            }
+        }
+        return .followsDefault
     }
 
     /// A Crosspoint input port's channel: its `audio.channel`, else its name without `in_`.

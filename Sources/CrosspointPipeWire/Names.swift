@@ -36,6 +36,12 @@ public enum MediaClass {
     /// link it by itself (a null sink's kind for a source).
     public static let virtualSource = "Audio/Source/Virtual"
 
+    /// A source: a device applications record from (a microphone, an interface's capture).
+    public static let source = "Audio/Source"
+
+    /// True for a node applications can record from (a source, a virtual source, a duplex device).
+    public static func isSource(_ mediaClass: String?) -> Bool { mediaClass == source || mediaClass == virtualSource || mediaClass == duplex }
+
     /// True for a node applications can play to.
     public static func isSink(_ mediaClass: String?) -> Bool { mediaClass == sink || mediaClass == duplex }
 }
@@ -94,6 +100,10 @@ public enum PortName {
     /// The channel of a mixer input's port name (`in_FL` -> `FL`), nil for another port.
     public static func inputChannel(_ name: String) -> String? {
         name.hasPrefix(inputPrefix + "_") ? String(name.dropFirst(inputPrefix.count + 1)) : nil
+    }
+    /// The channel of a mixer output's port name (`out_FL` -> `FL`), nil for another port.
+    public static func outputChannel(_ name: String) -> String? {
+        name.hasPrefix(outputPrefix + "_") ? String(name.dropFirst(outputPrefix.count + 1)) : nil
     }
     /// True if `name` is one of a node's input ports (a mixer input or `midi_in`).
     public static func isInput(_ name: String) -> Bool {

@@ -1,20 +1,26 @@
 import ArgumentParser
 import CrosspointClient
 import CrosspointCore
+import CrosspointPipeWire
 import Glibc
 
-/// `crosspoint apps` and `crosspoint move`: the applications' playback streams, where each
-/// plays, and moving one to another device through the session manager (README: Crosspoint as
-/// your sound output).
+/// `crosspoint apps` and `crosspoint move`: the applications' streams (playback and
+/// recording), where each plays or records, whether it is pinned to a device or follows the
+/// default, and moving one to another device through the session manager (README: Crosspoint
+/// as your sound output).
 struct AppsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
-        abstract: "List the applications playing (their streams) and the device each plays on.",
+        abstract: "List the applications playing and recording (their streams) and the device of each.",
         discussion: """
-        One line per playback stream (what pavucontrol lists under Playback): its id, the \
-        application's name and process id, its media role, and where it plays: a device, or a \
-        Crosspoint virtual device and the node's inputs it feeds ("game (desk inputs game_FL, \
-        game_FR)"). `crosspoint move` moves one.
+        One line per stream, playback ("plays": what pavucontrol lists under Playback) and \
+        recording ("records": under Recording): its id, the application's name and process id, \
+        its media role, where it plays or records: a device, or a Crosspoint virtual device and \
+        the node's channels it feeds or carries ("game (desk inputs game_FL, game_FR)", \
+        "stream-mix (desk outputs stream_FL, stream_FR)"), and its TARGET: "default" (it \
+        follows the default device when that changes) or "pinned" (moved there, chosen by the \
+        application, or remembered for it by the session manager). `crosspoint move` moves one; \
+        `crosspoint move APP --to default` unpins it.
 
         Examples:
           crosspoint apps
@@ -22,25 +28,34 @@ struct AppsCommand: ParsableCommand {
         """)
 
     @OptionGroup var connection: Connection
-    @Flag(help: "Print as JSON: { \"apps\": [ { \"id\": ..., \"app\": ..., \"pid\": ..., \"plays\": [ ... ] } ] }.") var json = false
+    @Flag(help: "Print as JSON: { \"apps\": [ { \"id\": ..., \"app\": ..., \"kind\": \"playback\", \"followsDefault\": true, \"plays\": [ ... ] } ] }.")
+    var json = false
 
     func run() throws {
         let session = try connection.connect()
         let streams = try appStreams(session)
         let devices = mixerDevices(session)
-        let listed = streams.map { AppsListing.App($0, places: session.graph.places(of: $0, devices: devices)) }
+        let targets = (try? session.client.metadataBySubject(DefaultMetadataKey.metadataName)) ?? [:]
+        let listed = streams.map { stream in
+            AppsListing.App(stream, places: session.graph.places(of: stream, devices: devices),
+                            target: session.graph.target(of: stream, metadata: targets[stream.id] ?? [:]))
+        }
         if json {
             print(try JSONText.encode(AppsListing(apps: listed)), terminator: "")
             return
         }
         guard !listed.isEmpty else {
-            print("no application is playing")
+            print("no application is playing or recording")
             return
         }
-        printTable([["ID", "APP", "PID", "ROLE", "STREAM", "PLAYS ON"]] + listed.map { app in
-            ["\(app.id)", app.app.printable, app.pid.map(String.init) ?? "-", app.role?.printable ?? "-", app.node.printable,
-             app.plays.isEmpty ? "(not linked)" : app.plays.map(\.text).joined(separator: ", ")]
-        }, terminal: Terminal(colour: .auto, width: nil))
+        let rows: [[String]] = listed.map { app -> [String] in
+            let pid: String = app.pid.map(String.init) ?? "-"
+            let on: String = app.plays.isEmpty ? "(not linked)" : app.plays.map(\.text).joined(separator: ", ")
+            let target: String = app.pinnedTo.map { "pinned: " + $0.printable } ?? "default"
+            return ["\(app.id)", app.app.printable, pid, app.role?.printable ?? "-",
+                    app.kind == .playback ? "plays" : "records", app.node.printable, on, target]
+        }
+        printTable([["ID", "APP", "PID", "ROLE", "KIND", "STREAM", "ON", "TARGET"]] + rows, terminal: Terminal(colour: .auto, width: nil))
     }
 }
 
@@ -48,29 +63,42 @@ struct AppsListing: Encodable {
     struct Place: Encodable {
         struct Mixer: Encodable { let node: String, inputs: [String] }
         let id: UInt32, name: String, description: String
-        /// The Crosspoint node and inputs the audio reaches through this device (nil for a device of its own).
+        /// The Crosspoint node and channels the audio reaches (or comes from) through this
+        /// device (nil for a device of its own): a playback stream's inputs, a recording's outputs.
         let mixer: Mixer?
+        /// "inputs" or "outputs": what `mixer.inputs` are (not encoded: JSON keeps `inputs`).
+        private let word: String
 
-        init(_ place: StreamPlace) {
+        init(_ place: StreamPlace, kind: AppStream.Kind) {
             (id, name, description) = (place.node.id, place.node.name, place.node.description)
             mixer = place.mixer.map { Mixer(node: $0.name, inputs: $0.inputs) }
+            word = kind == .playback ? "inputs" : "outputs"
         }
+
+        enum CodingKeys: String, CodingKey { case id, name, description, mixer }
 
         /// `interface`, `game (desk inputs game_FL, game_FR)`, `desk (inputs FL)`.
         var text: String {
             guard let mixer else { return name.printable }
-            let inputs = mixer.inputs.isEmpty ? "" : " inputs " + mixer.inputs.joined(separator: ", ")
-            return mixer.node == name ? "\(name)\(inputs.isEmpty ? "" : " (\(inputs.dropFirst()))")".printable
-                : "\(name) (\(mixer.node)\(inputs))".printable
+            let channels = mixer.inputs.isEmpty ? "" : " \(word) " + mixer.inputs.joined(separator: ", ")
+            return mixer.node == name ? "\(name)\(channels.isEmpty ? "" : " (\(channels.dropFirst()))")".printable
+                : "\(name) (\(mixer.node)\(channels))".printable
         }
     }
 
     struct App: Encodable {
-        let id: UInt32, app: String, node: String, pid: Int?, role: String?, media: String?, plays: [Place]
+        let id: UInt32, app: String, node: String, pid: Int?, role: String?, media: String?
+        let kind: AppStream.Kind
+        /// The device the stream is pinned to; nil: it follows the default device.
+        let pinnedTo: String?
+        /// Where it plays (or, recording, where it records from).
+        let plays: [Place]
 
-        init(_ stream: AppStream, places: [StreamPlace]) {
+        init(_ stream: AppStream, places: [StreamPlace], target: StreamTarget) {
             (id, app, node, pid, role, media) = (stream.id, stream.application, stream.node.name, stream.pid, stream.role, stream.media)
-            plays = places.map(Place.init)
+            kind = stream.kind
+            if case let .pinned(device) = target { pinnedTo = device } else { pinnedTo = nil }
+            plays = places.map { Place($0, kind: stream.kind) }
         }
 
         func encode(to encoder: any Encoder) throws {
@@ -82,29 +110,30 @@ struct AppsListing: Encodable {
             try c.encode(pid, forKey: .pid)
             try c.encode(role, forKey: .role)
             try c.encode(media, forKey: .media)
+            try c.encode(kind.rawValue, forKey: .kind)
+            try c.encode(pinnedTo == nil, forKey: .followsDefault)
+            try c.encode(pinnedTo, forKey: .pinnedTo)
             try c.encode(plays, forKey: .plays)
         }
 
-        enum CodingKeys: String, CodingKey { case id, app, node, pid, role, media, plays }
+        enum CodingKeys: String, CodingKey { case id, app, node, pid, role, media, kind, followsDefault, pinnedTo, plays }
     }
 
     let apps: [App]
 }
 
-/// The playback streams, with the application names and process ids their clients give.
+/// The applications' streams, with the application names and process ids their clients give.
 private func appStreams(_ session: Session) throws -> [AppStream] {
     session.graph.appStreams(clients: try session.client.clientProperties())
 }
 
-/// Every Crosspoint node's virtual sinks, by device name (a node whose Props cannot be read
+/// Every Crosspoint node's virtual devices, by device name (a node whose Props cannot be read
 /// is left out: its devices are then found by their links).
 private func mixerDevices(_ session: Session) -> [String: MixerDevice] {
     var devices: [String: MixerDevice] = [:]
     for node in session.crosspointNodes {
         guard let target = try? session.target("\(node.id)"), let mixer = try? session.mixer(of: target) else { continue }
-        for device in mixer.devices where device.kind == .sink {
-            devices[device.name] = MixerDevice(mixer: node.name, inputs: device.channels)
-        }
+        for device in mixer.devices { devices[device.name] = MixerDevice(mixer: node.name, inputs: device.channels) }
     }
     return devices
 }
@@ -116,17 +145,21 @@ struct MoveCommand: ParsableCommand {
         discussion: """
         APP is a stream's id, an application's name (any case) or process id, or a stream's node.name \
         (see `crosspoint apps`); a name or process id with several streams moves them all. \
-        DEVICE is a sink's name, description or id: a Crosspoint virtual device too. The \
-        session manager moves the stream (the target in its `default` metadata, as pavucontrol \
-        sets it) and remembers the device for the application: started again, it plays there. \
-        `--to default` undoes a move: the stream plays on the default device, follows it when \
-        it changes, and the device remembered for the application is forgotten (as \
-        `pactl move-sink-input ID @DEFAULT_SINK@` does; a sink named "default" is reached by \
-        its id). The command waits (up to 5 s) until the stream plays on the device.
+        DEVICE is a sink's or a source's name, description or id (a Crosspoint virtual device \
+        too): a sink takes APP's playback streams, a source its recording streams (OBS \
+        recording "Stream mix", a call's microphone). The session manager moves the stream \
+        (the target in its `default` metadata, as pavucontrol sets it) and remembers the device \
+        for the application: started again, it plays (or records) there. \
+        `--to default` undoes a move: each stream goes to the default device of its kind, \
+        follows it when it changes, and the device remembered for the application is \
+        forgotten (as `pactl move-sink-input ID @DEFAULT_SINK@` does; @DEFAULT_SINK@ and \
+        @DEFAULT_SOURCE@ take only playback or recording streams; a device named "default" is \
+        reached by its id). The command waits (up to 5 s) until each stream is linked there.
 
         Examples:
           crosspoint move firefox --to game
           crosspoint move 1234 --to "USB interface"
+          crosspoint move obs --to stream-mix          (OBS records the stream mix)
           crosspoint move 57 --to alsa_output.usb-interface --json
           crosspoint move firefox --to default        (back to the default device, and following it)
         """)
@@ -134,12 +167,13 @@ struct MoveCommand: ParsableCommand {
     @OptionGroup var connection: Connection
     @OptionGroup var output: ReportOptions
     @Argument(help: ArgumentHelp("The stream's id, the application's name or process id.", valueName: "app")) var app: String
-    @Option(help: ArgumentHelp("The sink to play on: its name, description or id; or default (the default device, followed).", valueName: "device"),
+    @Option(help: ArgumentHelp("The sink or source: its name, description or id; or default (the default device, followed).", valueName: "device"),
             completion: .custom { words, _, prefix in Completion.sinks(words, prefix: prefix) })
     var to: String
 
     struct Report: Encodable {
-        struct Moved: Encodable { let id: UInt32, app: String, from: [String], to: String }
+        struct Moved: Encodable { let id: UInt32, app: String, kind: String, from: [String], to: String }
+        /// The device (the first stream's, for `--to default` with streams of both kinds).
         let device: String
         let id: UInt32
         /// `--to default`: the streams follow the default device from now on.
@@ -150,34 +184,47 @@ struct MoveCommand: ParsableCommand {
     func run() throws {
         let session = try connection.connect()
         let streams = try appStreams(session)
+        let word = CommandLineWords.restore(to)
         // Both named and checked before anything is set.
-        let chosen = try find(CommandLineWords.restore(app), among: streams)
-        let toDefault = Self.defaultWords.contains(CommandLineWords.restore(to))
-        let sink = toDefault ? try defaultSink(session) : try device(CommandLineWords.restore(to), session)
-        if let stuck = chosen.first(where: \.refusesMoving) {
-            throw CommandError.invalid("\(label(stuck)) asks not to be moved (node.dont-move); nothing was changed")
+        let named = try find(CommandLineWords.restore(app), among: streams)
+        let toDefault = Self.defaultWords[word]
+        let moves: [(stream: AppStream, device: GraphNode)]
+        if let kinds = toDefault {
+            let chosen = named.filter { kinds.contains($0.kind) }
+            guard !chosen.isEmpty else { throw CommandError.invalid(noStream(of: kinds.first!, in: named, device: word)) }
+            moves = try chosen.map { ($0, try defaultDevice($0.kind, session)) }
+        } else {
+            let device = try device(word, session, for: Set(named.map(\.kind)))
+            let kind: AppStream.Kind = device.isSink ? .playback : .recording
+            let chosen = named.filter { $0.kind == kind }
+            guard !chosen.isEmpty else { throw CommandError.invalid(noStream(of: kind, in: named, device: "\(device.name.printable) (a \(device.isSink ? "sink" : "source"))")) }
+            moves = chosen.map { ($0, device) }
         }
-        let before = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, session.graph.places(of: $0).map(\.node.name)) })
-        for stream in chosen {
-            if toDefault { try session.client.moveStreamToDefault(stream.node) } else { try session.client.moveStream(stream.id, to: sink) }
+        if let stuck = moves.first(where: \.stream.refusesMoving) {
+            throw CommandError.invalid("\(label(stuck.stream)) asks not to be moved (node.dont-move); nothing was changed")
         }
-        try waitForMove(chosen, to: sink, before: before, session)
+        let before = Dictionary(uniqueKeysWithValues: moves.map { ($0.stream.id, session.graph.places(of: $0.stream).map(\.node.name)) })
+        for (stream, device) in moves {
+            if toDefault != nil { try session.client.moveStreamToDefault(stream.node) } else { try session.client.moveStream(stream.id, to: device) }
+        }
+        try waitForMove(moves, before: before, session)
 
         let reporter = output.reporter
-        for stream in chosen {
+        for (stream, device) in moves {
             let from = before[stream.id] ?? []
-            if toDefault {
-                reporter.say("\(label(stream)) plays on the default device (\(sink.name.printable) now) and follows it"
-                             + (from.isEmpty || from == [sink.name] ? "" : "; it was on \(from.joined(separator: ", ").printable)"))
-            } else if from == [sink.name] {
-                reporter.say("\(label(stream)) already plays on \(sink.name.printable); kept there")
+            let verb = stream.kind == .playback ? "plays" : "records"
+            if toDefault != nil {
+                reporter.say("\(label(stream)) \(verb) \(stream.kind == .playback ? "on" : "from") the default device (\(device.name.printable) now) and follows it"
+                             + (from.isEmpty || from == [device.name] ? "" : "; it was on \(from.joined(separator: ", ").printable)"))
+            } else if from == [device.name] {
+                reporter.say("\(label(stream)) already \(verb) \(stream.kind == .playback ? "on" : "from") \(device.name.printable); kept there")
             } else {
                 reporter.say("moved \(label(stream)) " + (from.isEmpty ? "" : "from \(from.joined(separator: ", ").printable) ")
-                             + "to \(sink.name.printable)")
+                             + "to \(device.name.printable)")
             }
         }
-        try reporter.emit(Report(device: sink.name, id: sink.id, followsDefault: toDefault, moved: chosen.map {
-            Report.Moved(id: $0.id, app: $0.application, from: before[$0.id] ?? [], to: sink.name)
+        try reporter.emit(Report(device: moves[0].device.name, id: moves[0].device.id, followsDefault: toDefault != nil, moved: moves.map {
+            Report.Moved(id: $0.stream.id, app: $0.stream.application, kind: $0.stream.kind.rawValue, from: before[$0.stream.id] ?? [], to: $0.device.name)
         }))
     }
 
@@ -186,6 +233,13 @@ struct MoveCommand: ParsableCommand {
     private func label(_ stream: AppStream) -> String {
         "\(stream.application.printable) (id \(stream.id)" + (stream.pid.map { ", pid \($0)" } ?? "")
             + (stream.node.name == stream.application ? "" : ", stream \(stream.node.name.printable)") + ")"
+    }
+
+    /// Why none of the `named` streams can go to `device`: they are all of the other kind.
+    private func noStream(of kind: AppStream.Kind, in named: [AppStream], device: String) -> String {
+        let what = kind == .playback ? "playback stream (it records: give a source)" : "recording stream (it plays: give a sink)"
+        return "\(named.map(label).joined(separator: ", ")) has no \(what); \(device) takes only "
+            + (kind == .playback ? "playback" : "recording") + " streams; nothing was changed"
     }
 
     /// The streams APP names: a stream's id, else a process id; an application's name, else a
@@ -201,57 +255,72 @@ struct MoveCommand: ParsableCommand {
             if found.isEmpty { found = streams.filter { $0.application.lowercased() == token.lowercased() } }
         }
         guard found.isEmpty else { return found }
-        guard !streams.isEmpty else { throw CommandError.invalid("unknown application '\(token.printable)': no application is playing") }
+        guard !streams.isEmpty else { throw CommandError.invalid("unknown application '\(token.printable)': no application is playing or recording") }
         let (ordered, close) = NameSuggestions.rank(token, streams) { [$0.application, $0.node.name] }
         let suggestion = NameSuggestions.phrase(close.map { $0.application.printable })
         throw CommandError.invalid("unknown application '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
-                                   + "the applications playing are: " + ordered.map(label).joined(separator: ", "))
+                                   + "the applications playing or recording are: " + ordered.map(label).joined(separator: ", "))
     }
 
-    /// The words `--to` takes for the default device.
-    static let defaultWords: Set<String> = ["default", "@DEFAULT_SINK@"]
+    /// The words `--to` takes for the default device, and the streams each takes.
+    static let defaultWords: [String: Set<AppStream.Kind>] = [
+        "default": [.playback, .recording], "@DEFAULT_SINK@": [.playback], "@DEFAULT_SOURCE@": [.recording],
+    ]
 
-    /// The sink the session manager plays to by default now.
-    private func defaultSink(_ session: Session) throws -> GraphNode {
-        guard let name = try session.client.defaultSinkName(),
-              let sink = session.graph.nodes.first(where: { $0.isSink && $0.name == name }) else {
-            throw CommandError.invalid("there is no default device now (no sink, or no session manager to choose one); nothing was changed")
+    /// The device the session manager plays to (or records from) by default now.
+    private func defaultDevice(_ kind: AppStream.Kind, _ session: Session) throws -> GraphNode {
+        let name = kind == .playback ? try session.client.defaultSinkName() : try session.client.defaultSourceName()
+        guard let name, let device = session.graph.nodes.first(where: { (kind == .playback ? $0.isSink : $0.isSource) && $0.name == name }) else {
+            throw CommandError.invalid("there is no default \(kind == .playback ? "sink" : "source") now (none, or no session manager to choose one); nothing was changed")
         }
-        return sink
+        return device
     }
 
-    /// The sink DEVICE names; a node that is not a sink is refused by what it is.
-    private func device(_ token: String, _ session: Session) throws -> GraphNode {
-        if let sink = try? session.sink(token) { return sink }
+    /// The sink or source DEVICE names (a sink first: a duplex device is both); a node that
+    /// is neither is refused by what it is.
+    private func device(_ token: String, _ session: Session, for kinds: Set<AppStream.Kind>) throws -> GraphNode {
         let nodes = session.graph.nodes
-        let other = UInt32(token).flatMap { id in nodes.first { $0.id == id } }
-            ?? nodes.first { $0.name == token } ?? nodes.first { $0.description == token }
-        guard let other else { return try session.sink(token) }  // unknown: the error lists the sinks
-        let sinks = nodes.filter(\.isSink).map(session.label).joined(separator: ", ")
-        let what = other.crosspointShape != nil
-            ? "it is a Crosspoint node; play into one of its virtual sinks (crosspoint virtual list \(other.name.printable))"
+        func find(_ among: [GraphNode]) -> GraphNode? {
+            UInt32(token).flatMap { id in among.first { $0.id == id } } ?? among.first { $0.name == token } ?? among.first { $0.description == token }
+        }
+        let sinks = nodes.filter(\.isSink), sources = nodes.filter(\.isSource)
+        let wanted = kinds == [.recording] ? [sources, sinks] : [sinks, sources]
+        if let device = find(wanted[0]) ?? find(wanted[1]) { return device }
+        let choices = kinds.contains(.playback) && kinds.contains(.recording) ? sinks + sources : kinds.contains(.recording) ? sources : sinks
+        let what = kinds == [.recording] ? "source" : kinds == [.playback] ? "sink" : "sink or source"
+        guard let other = find(nodes) else {
+            let (ordered, close) = NameSuggestions.rank(token, choices) { [$0.name, $0.description] }
+            let suggestion = NameSuggestions.phrase(close.map { $0.name.printable })
+            throw CommandError.invalid("unknown \(what) '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
+                + (ordered.isEmpty ? "there is none" : "the \(what)s are: " + ordered.map(session.label).joined(separator: ", ")))
+        }
+        let reason = other.crosspointShape != nil
+            ? "it is a Crosspoint node; use one of its virtual devices (crosspoint virtual list \(other.name.printable))"
             : "its media.class is " + (other.mediaClass?.printable ?? "not set")
-        throw CommandError.invalid("'\(token.printable)' (id \(other.id)) is not a sink: \(what); the sinks are: \(sinks)")
+        throw CommandError.invalid("'\(token.printable)' (id \(other.id)) is not a \(what): \(reason); the \(what)s are: "
+                                   + choices.map(session.label).joined(separator: ", "))
     }
 
-    /// Waits until each stream that was playing plays on the sink alone (the session manager
-    /// relinks it within a moment), or has ended. A stream that was not linked is not waited for.
-    private func waitForMove(_ streams: [AppStream], to sink: GraphNode, before: [UInt32: [String]], _ session: Session) throws {
-        let waiting = streams.filter { !(before[$0.id] ?? []).isEmpty }
+    /// Waits until each stream that was linked is linked to its device alone (the session
+    /// manager relinks it within a moment), or has ended. A stream that was not linked is not
+    /// waited for.
+    private func waitForMove(_ moves: [(stream: AppStream, device: GraphNode)], before: [UInt32: [String]], _ session: Session) throws {
+        let waiting = moves.filter { !(before[$0.stream.id] ?? []).isEmpty }
         guard !waiting.isEmpty else { return }
         let deadline = ContinuousClock.now + .seconds(5)
         while true {
             try session.refresh()
             let graph = session.graph
-            let pending = waiting.filter { stream in
-                guard graph.node(stream.id) != nil else { return false }  // it ended
-                return graph.places(of: stream).map(\.node.id) != [sink.id]
+            let pending = waiting.filter { move in
+                guard graph.node(move.stream.id) != nil else { return false }  // it ended
+                return graph.places(of: move.stream).map(\.node.id) != [move.device.id]
             }
             if pending.isEmpty { return }
             guard ContinuousClock.now < deadline else {
-                let now = pending.map { "\(label($0)) plays on " + graph.places(of: $0).map(\.node.name).joined(separator: ", ").printable }
-                throw CommandError.invalid("the session manager did not move \(pending.map(label).joined(separator: ", ")) to "
-                    + "\(sink.name.printable) within 5 s (\(now.joined(separator: "; "))); its target is set in the default metadata")
+                let now = pending.map { "\(label($0.stream)) is on " + graph.places(of: $0.stream).map(\.node.name).joined(separator: ", ").printable }
+                throw CommandError.invalid("the session manager did not move "
+                    + pending.map { "\(label($0.stream)) to \($0.device.name.printable)" }.joined(separator: ", ")
+                    + " within 5 s (\(now.joined(separator: "; "))); its target is set in the default metadata")
             }
             _ = try session.client.iterateOnce(milliseconds: 50)
         }

@@ -94,13 +94,17 @@ struct AppsTests {
         #expect(lines.first?.hasPrefix("ID  APP") == true, "\(listed.stdout)")
         let pulseLine = lines.first { $0.hasPrefix("\(pulseID) ") } ?? ""
         let nativeLine = lines.first { $0.hasPrefix("\(nativeID) ") } ?? ""
-        #expect(pulseLine.contains(pulseName) && pulseLine.contains(" \(pulsePID) ") && pulseLine.hasSuffix("interface"), "\(listed.stdout)")
+        // Playing ("plays"), on the interface, following the default device.
+        #expect(pulseLine.contains(pulseName) && pulseLine.contains(" \(pulsePID) ") && pulseLine.contains(" plays ")
+                && pulseLine.contains(" interface ") && pulseLine.hasSuffix(" default"), "\(listed.stdout)")
         #expect(nativeLine.contains("pw-play") && nativeLine.contains(nativeName) && nativeLine.contains(" \(nativePID) ")
-                && nativeLine.hasSuffix("interface"), "\(listed.stdout)")
+                && nativeLine.contains(" interface ") && nativeLine.hasSuffix(" default"), "\(listed.stdout)")
         var json = try apps(sandbox)
         #expect(json[pulseName]?["app"] as? String == pulseName && json[pulseName]?["pid"] as? Int == pulsePID, "\(json)")
         #expect(json[nativeName]?["app"] as? String == "pw-play" && json[nativeName]?["pid"] as? Int == nativePID, "\(json)")
         #expect((json[pulseName]?["plays"] as? [[String: Any]])?.map { $0["name"] as? String } == ["interface"], "\(json)")
+        #expect(json[pulseName]?["kind"] as? String == "playback" && json[pulseName]?["followsDefault"] as? Bool == true
+                && json[pulseName]?["pinnedTo"] is NSNull, "\(json)")
         // Heard on the interface, not through the node.
         var direct = try peaks(sandbox, "interface", channels: ["FL", "FR", "RL", "RR"], folder)
         var throughNode = try peaks(sandbox, "desk-out", channels: ["FL", "FR"], folder)
@@ -131,8 +135,10 @@ struct AppsTests {
         // node's outputs, no longer on the interface.
         listed = sandbox.crosspoint("apps")
         let through = "game (desk inputs game_FL, game_FR)"
-        #expect(listed.stdout.split(separator: "\n").filter { $0.hasSuffix(through) }.count == 2, "\(listed.stdout)")
+        #expect(listed.stdout.split(separator: "\n").filter { $0.contains(through) && $0.hasSuffix(" pinned: game") }.count == 2,
+                "\(listed.stdout)")
         json = try apps(sandbox)
+        #expect(json[pulseName]?["followsDefault"] as? Bool == false && json[pulseName]?["pinnedTo"] as? String == "game", "\(json)")
         let place = (json[nativeName]?["plays"] as? [[String: Any]])?.first
         #expect(place?["name"] as? String == "game", "\(json)")
         #expect((place?["mixer"] as? [String: Any])?["node"] as? String == "desk"
@@ -168,6 +174,7 @@ struct AppsTests {
         let followed = sandbox.crosspoint("move", "\(secondPID)", "--to", "default")
         #expect(followed.succeeded && followed.stdout.contains("plays on the default device (interface now) and follows it"),
                 "\(followed.stdout) \(followed.stderr)")
+        #expect(try apps(sandbox)[pulseName]?["followsDefault"] as? Bool == true, "unpinned")
         #expect(sandbox.run(["pactl", "set-default-sink", "phones"]).succeeded)
         _ = try sandbox.waitFor("paplay on the new default device", describe: { "\($0.links(of: pulseName))" }) {
             Set($0.links(of: pulseName).map(\.peer)) == ["phones"]
@@ -182,14 +189,79 @@ struct AppsTests {
         #expect(Set(graph.links(of: pulseName).map(\.peer)) == ["phones"], "started again, it plays on \(graph.links(of: pulseName))")
     }
 
+    /// Recording streams (OBS recording the stream mix, a call recording a microphone): listed
+    /// as recording, from the default source; moved to the node's virtual source by name, where
+    /// they record the node's outputs (heard); a sink is refused for them; given back to the
+    /// default source.
+    @Test func recordingStreamsAreListedAndMovedToSources() throws {
+        let sandbox = try makeSandbox()
+        defer { sandbox.stop() }
+        let (folder, wav, _) = try longFiles()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A microphone stand-in, the default source.
+        #expect(sandbox.shell("""
+            pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=mic media.class=Audio/Source/Virtual \
+              object.linger=true audio.position=[ FL FR ] priority.session=2000 session.suspend-timeout-seconds=0 }' >/dev/null
+            pw_wait_ports mic 2 output
+            """).succeeded)
+        _ = try sandbox.waitFor("mic to be the default source") { _ in
+            sandbox.run(["pactl", "get-default-source"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "mic"
+        }
+        let tag = "\(UInt32.random(in: 0..<UInt32.max))"
+        let recorderName = "apps-rec-\(tag)", recording = folder + "/recorded.wav"
+        let recorder = try sandbox.start(["pw-record", "-P", "{ node.name = \(recorderName) }", "--channels", "2", "--format", "f32", recording])
+        defer { recorder.stop() }
+        var graph = try sandbox.waitFor("the recorder on mic") { Set($0.links(of: recorderName).map(\.peer)) == ["mic"] }
+        let recorderID = try #require(graph.nodeID(recorderName))
+        var listed = sandbox.crosspoint("apps")
+        let line = listed.stdout.split(separator: "\n").first { $0.hasPrefix("\(recorderID) ") } ?? ""
+        #expect(line.contains(" pw-record ") && line.contains(" records ") && line.contains(" mic ") && line.hasSuffix(" default"), "\(listed.stdout)")
+        var json = try apps(sandbox)
+        #expect(json[recorderName]?["kind"] as? String == "recording" && json[recorderName]?["followsDefault"] as? Bool == true, "\(json)")
+
+        // A sink is refused for a recording stream, naming why; nothing changes.
+        let wrong = sandbox.crosspoint("move", recorderName, "--to", "game")
+        #expect(wrong.status == 1 && wrong.stderr.contains("has no playback stream (it records: give a source)"), "\(wrong.stderr)")
+        // Moved to the desk's virtual source: it records the desk's outputs.
+        let moved = sandbox.crosspoint("move", recorderName, "--to", "stream-mix")
+        #expect(moved.succeeded && moved.stdout.contains("from mic to stream-mix"), "\(moved.stdout) \(moved.stderr)")
+        graph = try sandbox.waitFor("the recorder on stream-mix") { Set($0.links(of: recorderName).map(\.peer)) == ["stream-mix"] }
+        listed = sandbox.crosspoint("apps")
+        #expect(listed.stdout.contains("stream-mix (desk outputs stream_mix_FL, stream_mix_FR)") && listed.stdout.contains(" pinned: stream-mix"),
+                "\(listed.stdout)")
+        json = try apps(sandbox)
+        let place = (json[recorderName]?["plays"] as? [[String: Any]])?.first
+        #expect((place?["mixer"] as? [String: Any])?["node"] as? String == "desk", "\(json)")
+        // Heard: a player on game reaches the desk, its outputs the stream mix, and the recorder.
+        for (input, output) in [("game_FL", "stream_mix_FL"), ("game_FR", "stream_mix_FR")] {
+            #expect(sandbox.crosspoint("set", "desk", input, output, "0dB").succeeded)
+        }
+        let player = try sandbox.start(["paplay", "--device=game", "--client-name=apps-into-game-\(tag)", wav])
+        _ = try sandbox.waitFor("the player on game") { Set($0.links(of: "apps-into-game-\(tag)").map(\.peer)) == ["game"] }
+        usleep(1_500_000)
+        player.stop()
+        recorder.stop()
+        let recorded = try Wave.read(recording)
+        let loud = recorded.first.map { $0.reduce(Float(0)) { max($0, abs($1)) } } ?? 0
+        #expect(recorded.count == 2 && loud > 0.1, "the recorder heard the stream mix at peak \(loud)")
+        // A pulse client's recording, moved and given back to the default source.
+        let recorder2 = try sandbox.start(["parecord", "--client-name=\(recorderName)-2", "--channels=2", "/dev/null"])
+        defer { recorder2.stop() }
+        _ = try sandbox.waitFor("the second recorder linked") { !$0.links(of: "\(recorderName)-2").isEmpty }
+        #expect(sandbox.crosspoint("move", "\(recorderName)-2", "--to", "stream-mix").succeeded)
+        let back = sandbox.crosspoint("move", "\(recorderName)-2", "--to", "@DEFAULT_SOURCE@")
+        #expect(back.succeeded && back.stdout.contains("records from the default device (mic now) and follows it"), "\(back.stdout) \(back.stderr)")
+        _ = try sandbox.waitFor("the second recorder back on mic") { Set($0.links(of: "\(recorderName)-2").map(\.peer)) == ["mic"] }
+    }
+
     @Test func badApplicationsAndTargetsAreRefusedAndChangeNothing() throws {
         let sandbox = try makeSandbox()
         defer { sandbox.stop() }
         let none = sandbox.crosspoint("apps")
-        #expect(none.succeeded && none.stdout == "no application is playing\n", "\(none.stdout) \(none.stderr)")
+        #expect(none.succeeded && none.stdout == "no application is playing or recording\n", "\(none.stdout) \(none.stderr)")
         #expect(sandbox.crosspoint("apps", "--json").stdout.replacingOccurrences(of: " ", with: "").contains("\"apps\":[]"))
         let nothing = sandbox.crosspoint("move", "firefox", "--to", "game")
-        #expect(nothing.status == 1 && nothing.stderr.contains("unknown application 'firefox': no application is playing"), "\(nothing.stderr)")
+        #expect(nothing.status == 1 && nothing.stderr.contains("unknown application 'firefox': no application is playing or recording"), "\(nothing.stderr)")
 
         let (folder, wav, _) = try longFiles()
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -201,9 +273,9 @@ struct AppsTests {
         let metadataBefore = sandbox.run(["pw-metadata", "-n", "default"]).stdout
 
         let cases: [([String], String)] = [
-            (["move", "firefox", "--to", "game"], "unknown application 'firefox'; the applications playing are: \(name) (id \(id), pid "),
+            (["move", "firefox", "--to", "game"], "unknown application 'firefox'; the applications playing or recording are: \(name) (id \(id), pid "),
             (["move", name, "--to", "nowhere"], "unknown sink 'nowhere'; the sinks are: "),
-            (["move", name, "--to", "stream-mix"], "'stream-mix' (id "),
+            (["move", name, "--to", "stream-mix"], "has no recording stream (it plays: give a sink); stream-mix (a source) takes only recording streams"),
             (["move", name, "--to", "desk"], "is not a sink: it is a Crosspoint node"),
             (["move", "99999", "--to", "game"], "unknown application '99999'"),
         ]
@@ -211,8 +283,8 @@ struct AppsTests {
             let result = sandbox.run([crosspointExecutable] + arguments)
             #expect(result.status == 1 && result.stderr.contains(message) && result.stdout.isEmpty, "\(arguments): \(result.stderr)")
         }
-        let source = sandbox.crosspoint("move", name, "--to", "stream-mix").stderr
-        #expect(source.contains("is not a sink: its media.class is Audio/Source") && source.contains("game"), "\(source)")
+        let notDevice = sandbox.crosspoint("move", name, "--to", "desk-ot").stderr
+        #expect(notDevice.contains("unknown sink 'desk-ot'; did you mean 'desk-out'?") && notDevice.contains("game"), "\(notDevice)")
         let missing = sandbox.crosspoint("move", name)
         #expect(missing.status == 64, "\(missing.stderr)")
 
