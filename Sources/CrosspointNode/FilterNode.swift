@@ -67,6 +67,10 @@ public final class FilterNode {
             (PW_KEY_MEDIA_TYPE, "Audio"), (PW_KEY_MEDIA_CATEGORY, "Filter"), (PW_KEY_MEDIA_ROLE, "DSP"),
             (PW_KEY_NODE_NAME, configuration.nodeName), (PW_KEY_NODE_DESCRIPTION, configuration.nodeDescription),
             (CrosspointProperty.inputs, "\(mixer.inputs)"), (CrosspointProperty.outputs, "\(mixer.outputs)"),
+            // Its links to and from devices do not keep them running: with nothing playing, the
+            // devices, the node and the interface sleep (PipeWire 1.x; on 0.3 the node's own
+            // links say link.passive). A node.passive in the arguments wins.
+            (PW_KEY_NODE_PASSIVE, "true"),
         ] + configuration.extraProperties
         for (key, value) in nodeProperties { pw_properties_set(props, key, value) }
         guard let filter = pw_filter_new(core, configuration.nodeName, props) else {

@@ -80,11 +80,16 @@ final class GraphMirror {
 
     // MARK: Changes
 
-    /// Links two ports (unless they are, or are being, linked).
+    /// Links two ports (unless they are, or are being, linked). A link to or from a device (a
+    /// sink or a source) is passive: it lets the device and the node sleep when nothing plays
+    /// (what PipeWire 1.x makes of the node's `node.passive` by itself; 0.3 needs it said).
     func link(_ output: UInt32, _ input: UInt32, by owner: String? = nil) {
-        guard !isLinked(output, input), let outputNode = ports[output]?.node, let inputNode = ports[input]?.node,
-              let proxy = Link.create(on: core, outputNode: outputNode, outputPort: output, inputNode: inputNode, inputPort: input,
-                                      linkedBy: owner)
+        guard !isLinked(output, input), let outputNode = ports[output]?.node, let inputNode = ports[input]?.node else { return }
+        let passive = [outputNode, inputNode].contains { id in
+            nodes[id]?.mediaClass.map { $0.contains("Sink") || $0.contains("Source") } == true
+        }
+        guard let proxy = Link.create(on: core, outputNode: outputNode, outputPort: output, inputNode: inputNode, inputPort: input,
+                                      linkedBy: owner, passive: passive)
         else { return }
         requested.append((output, input, proxy, owner))
     }

@@ -155,10 +155,6 @@ public final class VirtualDeviceHost {
             (PW_KEY_MEDIA_CLASS, device.kind == .sink ? MediaClass.sink : MediaClass.virtualSource),
             (SPA_KEY_AUDIO_POSITION, device.positions.joined(separator: ",")),
             ("monitor.channel-volumes", "true"),
-            // WirePlumber 0.4.13 suspends an idle node after 5 s with a timer it does not
-            // cancel when the node goes: destroying a device within 5 s of its last sound
-            // crashed the session manager (measured). Never suspended, no timer.
-            ("session.suspend-timeout-seconds", "0"),
             (PW_KEY_PRIORITY_SESSION, Self.sessionPriority),
             (PW_KEY_NODE_VIRTUAL, "true"),
             (PW_KEY_OBJECT_LINGER, "false"),
@@ -179,9 +175,13 @@ public final class VirtualDeviceHost {
 
     private func remove(_ name: String) {
         guard let entry = managed.removeValue(forKey: name) else { return }
-        // The node is the client's own object (object.linger = false): destroying it removes
-        // its ports and links; the session manager moves its applications elsewhere.
-        if case let .ready(id) = entry.status { graph.destroy(global: id) }
+        // The node is the client's own object (object.linger = false): destroying its proxy
+        // removes it, its ports and links; the session manager moves its applications
+        // elsewhere. Never through the registry (pw_registry_destroy): that unbinds the global
+        // before the node says it is suspended, so WirePlumber 0.4.13 keeps the suspend timer
+        // it armed when the device went idle, and 5 s later sends Suspend through a proxy that
+        // is gone: a NULL dereference that ended the session manager (ARCHITECTURE.md, "Idle
+        // devices sleep").
         if let proxy = entry.proxy { pw_proxy_destroy(proxy) }
         Log.info("\(nodeName): removes device '\(name)'")
     }

@@ -526,6 +526,82 @@ struct VirtualDeviceTests {
         }
     }
 
+    /// Idle devices sleep (issue 30): with nothing playing, the interface, the desk's virtual
+    /// devices and the desk stop running within WirePlumber's 5 s; a player wakes them and its
+    /// first sample arrives (recorded whole, from its first block, by a passive recorder that
+    /// keeps nothing awake), as through a plain null sink; a device removed 2 s after its last
+    /// sound, while WirePlumber 0.4.13's suspend timer runs, leaves the session manager running.
+    @Test func idleDevicesSleepAndWakeWithTheirFirstBlock() throws {
+        let sandbox = try Sandbox(dropIns: [Self.fixtures.appendingPathComponent("interface-sleeps.conf").path,
+                                            repositoryRoot.appendingPathComponent("conf/crosspoint-desk.conf").path], pulse: true)
+        defer { sandbox.stop() }
+        _ = try sandbox.waitFor("the desk, its devices and its monitor on the interface") { graph in
+            ["game", "music", "chat", "stream-mix"].allSatisfy { graph.nodeID($0) != nil }
+                && graph.links(of: "desk").filter { $0.peer == "interface" }.count == 2
+        }
+        #expect(sandbox.shell("""
+            pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=plain media.class=Audio/Sink \
+              object.linger=true audio.position=[ FL FR ] }' >/dev/null
+            pw_wait_ports plain 2 input
+            """).succeeded)
+        func state(_ graph: Graph, _ name: String) -> String {
+            (graph.nodes(named: name).first?["info"] as? [String: Any])?["state"] as? String ?? "gone"
+        }
+        let devices = ["interface", "game", "music", "chat", "stream-mix", "plain"]
+        func asleep(_ graph: Graph) -> Bool { devices.allSatisfy { state(graph, $0) == "suspended" } && state(graph, "desk") != "running" }
+        let started = Date()
+        _ = try sandbox.waitFor("every device asleep", timeout: 20, describe: { g in (devices + ["desk"]).map { "\($0) \(state(g, $0))" }.joined(separator: ", ") }, asleep)
+        print("asleep \(String(format: "%.1f", Date().timeIntervalSince(started))) s after the desk's devices were made")
+
+        // From asleep, a player's first block: through game, the desk and the interface, and
+        // straight into the plain null sink. The signal starts at its first sample.
+        let signal = (0..<2).map { c in (0..<24000).map { n in Float(0.25) * (((n / (40 + 20 * c)) % 2 == 0) ? 1 : -1) } }
+        func firstBlock(into device: String, recording sink: String, channels: [String], gain: Float = 1) throws -> (lost: Int, offset: Int) {
+            let tag = "\(UInt32.random(in: 0..<UInt32.max))"
+            let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+            defer { try? FileManager.default.removeItem(atPath: wav); try? FileManager.default.removeItem(atPath: recorded) }
+            try Wave.write(signal, to: wav)
+            let recorder = try sandbox.start(["pw-record", "--target", sink, "-P",
+                                              "{ stream.capture.sink = true node.passive = true node.name = sleep-rec-\(tag) }",
+                                              "--channels", "\(channels.count)", "--channel-map", PipeWire.channelMap(channels),
+                                              "--format", "f32", recorded])
+            #expect(sandbox.shell("pw_wait_ports sleep-rec-\(tag) \(channels.count) input").succeeded)
+            usleep(500_000)
+            #expect(asleep(try Graph(sandbox)), "the passive recorder woke nothing")
+            let player = try sandbox.start(["paplay", "--device=\(device)", "--client-name=sleep-play-\(tag)", wav])
+            player.wait(timeout: 20)
+            usleep(500_000)
+            recorder.stop()
+            let read = try Wave.read(recorded)
+            guard read.count == channels.count, let offset = read[0].firstIndex(where: { $0 != 0 }) else { return (signal[0].count, -1) }
+            // Every sample from the first on, as played.
+            let lost = (0..<signal[0].count).first { n in
+                (0..<2).contains { c in offset + n >= read[c].count || abs(read[c][offset + n] - gain * signal[c][n]) > 1e-4 }
+            } ?? signal[0].count
+            return (signal[0].count - lost, offset)
+        }
+        let plain = try firstBlock(into: "plain", recording: "plain", channels: ["FL", "FR"])
+        _ = try sandbox.waitFor("asleep again", timeout: 20, asleep)
+        let desk = try firstBlock(into: "game", recording: "interface", channels: ["FL", "FR", "RL", "RR"])
+        print("first block after waking: plain null sink \(plain.lost) frames lost, first sound \(plain.offset) frames into the recording; "
+              + "game, desk, interface \(desk.lost) lost, \(desk.offset) frames in")
+        #expect(plain.lost == 0 && desk.lost == 0, "frames lost: plain \(plain.lost), desk \(desk.lost)")
+        _ = try sandbox.waitFor("asleep after playing", timeout: 20, describe: { g in (devices + ["desk"]).map { "\($0) \(state(g, $0))" }.joined(separator: ", ") }, asleep)
+
+        // A device removed 2 s after its last sound (WirePlumber 0.4.13 arms its 5 s suspend
+        // timer when the device goes idle): the session manager lives on.
+        let wireplumber = sandbox.run(["pgrep", "-f", "^wireplumber"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(!wireplumber.isEmpty)
+        let music = try firstBlock(into: "music", recording: "interface", channels: ["FL", "FR", "RL", "RR"], gain: 0.5)
+        #expect(music.lost == 0)
+        usleep(2_000_000)
+        #expect(sandbox.crosspoint("virtual", "remove", "desk", "music").succeeded)
+        usleep(6_000_000)
+        let after = sandbox.run(["pgrep", "-f", "^wireplumber"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(after == wireplumber, "WirePlumber was \(wireplumber), now \(after)")
+        #expect(try Graph(sandbox).nodeID("music") == nil)
+    }
+
     @Test func thePair34SetupPlaysAStereoDeviceOnOutputs3And4OfTheDefaultDevice() throws {
         let sandbox = try setupSandbox("crosspoint-pair34", until: "outputs-34 and the node on RL and RR") { graph in
             graph.nodeID("outputs-34") != nil && graph.links(of: "pair34").filter { $0.peer == "interface" }.count == 2
