@@ -48,6 +48,10 @@ public final class FilterNode {
     public var onPortsReplacing: (([(old: String, new: String)]) -> Void)?
     /// Called when ports the node no longer has are removed (a smaller count): their `port.name`s.
     public var onPortsRemoved: (([String]) -> Void)?
+    /// True for a link (output port, input port) that one of the node's parts made or asked
+    /// for and keeps itself (OutputFollower's): NodeMemory leaves those to it and remembers the
+    /// rest, a person's links too.
+    public var isLinkOfAPart: ((_ output: UInt32, _ input: UInt32) -> Bool)?
 
     /// Creates the filter on `core` and connects it. `core` must outlive the node.
     public init(core: OpaquePointer, configuration: NodeConfiguration) throws(NodeError) {

@@ -74,6 +74,12 @@ final class GraphMirror {
         nodes.filter { $0.value.name == name }.keys.min()
     }
 
+    /// True if `owner` asked for a link between the two ports, or has one there.
+    func isLinked(by owner: String, _ output: UInt32, _ input: UInt32) -> Bool {
+        requested.contains { $0.output == output && $0.input == input && $0.owner == owner }
+            || links.contains { $0.value.output == output && $0.value.input == input && linkedBy[$0.key] == owner }
+    }
+
     func isLinked(_ output: UInt32, _ input: UInt32) -> Bool {
         links.values.contains { $0 == (output, input) } || requested.contains { $0.output == output && $0.input == input }
     }

@@ -174,6 +174,7 @@ public final class NodeMemory {
     /// memory's to keep (`isOthers`).
     private func remembered(output: UInt32, input: UInt32) -> RememberedLink? {
         guard let ourID, let out = ports[output], let inp = ports[input] else { return nil }
+        if node.isLinkOfAPart?(output, input) == true { return nil }
         let link: RememberedLink
         if out.node == ourID, let peer = nodes[inp.node] {
             link = RememberedLink(port: out.name, peerNode: peer, peerPort: inp.name)
@@ -186,15 +187,13 @@ public final class NodeMemory {
     }
 
     /// A link another part of the node makes and removes: to one of the node's own virtual
-    /// devices (VirtualDeviceHost), or from an output that follows a device (OutputFollower).
-    /// The memory neither remembers nor re-makes it (re-made from a memory older than the
-    /// device, a link from an output into the node's own sink was a loop the host then cut).
+    /// devices (VirtualDeviceHost). The memory neither remembers nor re-makes it (re-made from a
+    /// memory older than the device, a link from an output into the node's own sink was a loop
+    /// the host then cut). The output follower's links are told apart by the follower itself
+    /// (`FilterNode.isLinkOfAPart`): a person's link from an output that follows a device is
+    /// remembered and re-made like any other.
     private func isOthers(_ link: RememberedLink) -> Bool {
-        if node.mixer.devices.contains(where: { $0.name == link.peerNode }) { return true }
-        guard !PortName.isInput(link.port) else { return false }
-        return node.mixer.targets.contains { target in
-            target.outputIndices(in: node.mixer).contains { PortName.output(node.mixer.outputChannels[$0]) == link.port }
-        }
+        node.mixer.devices.contains(where: { $0.name == link.peerNode })
     }
 
     private func globalAdded(_ global: Registry.Global) {

@@ -52,11 +52,13 @@ public final class OutputFollower {
             }
         }
         targets = node.mixer.targets
+        node.isLinkOfAPart = { [unowned self] output, input in self.graph.isLinked(by: self.nodeName, output, input) }
     }
 
     /// Unhooks from the node (the part chained in after it is destroyed first) and the graph.
     public func destroy() {
         node.onChange = earlierOnChange
+        node.isLinkOfAPart = nil
         graph.destroy()
     }
 
@@ -80,6 +82,22 @@ public final class OutputFollower {
     private func describe(_ target: OutputTarget) -> String {
         guard target.followsDefault else { return target.device }
         return device(of: target).flatMap { graph.nodes[$0]?.name }.map { "default (\($0))" } ?? "default"
+    }
+
+    /// The links a person (or another tool) made from a group's outputs, which stay whatever
+    /// the group's rule: `; also linked by hand: out_mon_FL -> interface:playback_RL`, or nothing.
+    private func linkedByHand(_ target: OutputTarget) -> String {
+        guard let ours = node.nodeID else { return "" }
+        let mixer = node.mixer
+        var hand: [String] = []
+        for j in target.outputIndices(in: mixer) {
+            guard let port = graph.port(of: ours, named: PortName.output(mixer.outputChannels[j])) else { continue }
+            for (id, link) in graph.links.sorted(by: { $0.key < $1.key }) where link.output == port && graph.linkedBy[id] != nodeName {
+                guard let peer = graph.ports[link.input], let peerNode = graph.nodes[peer.node] else { continue }
+                hand.append("\(PortName.output(mixer.outputChannels[j])) -> \(peerNode.name):\(peer.name)")
+            }
+        }
+        return hand.isEmpty ? "" : " (also linked by hand: " + hand.joined(separator: ", ") + ")"
     }
 
     /// The links each group needs, then: made where missing, and the group's links to other
@@ -139,7 +157,7 @@ public final class OutputFollower {
             waiting = nowWaiting
         }
         let report = targets.map { target -> String in
-            "\(target.text): " + (device(of: target) == nil ? "waiting for " : "linked to ") + describe(target)
+            "\(target.text): " + (device(of: target) == nil ? "waiting for " : "linked to ") + describe(target) + linkedByHand(target)
         }.joined(separator: "; ")
         if report != lastReported {
             lastReported = report

@@ -602,6 +602,41 @@ struct VirtualDeviceTests {
         #expect(try Graph(sandbox).nodeID("music") == nil)
     }
 
+    /// A person's link from an output that follows a device (the monitor also to the
+    /// interface's rear pair, by hand) stays beside the group's rule, `show` says so, and the
+    /// node's memory keeps it across a daemon restart; the group's own links are not remembered
+    /// (the group makes them).
+    @Test func aPersonsLinkFromAFollowingOutputIsShownAndRememberedAcrossARestart() throws {
+        let sandbox = try setupSandbox("crosspoint-desk", until: "the desk's monitor on the interface") { graph in
+            graph.links(of: "desk").filter { $0.peer == "interface" }.count == 2
+        }
+        defer { sandbox.stop() }
+        func monitorLinks(_ graph: Graph) -> [String] {
+            let ports = graph.ports(of: "desk", direction: "output")
+            guard let port = ports.first(where: { $0["port.name"] as? String == "out_mon_FL" }), let id = port["object.id"] as? Int else { return [] }
+            return graph.linkedPorts(of: id).sorted()
+        }
+        #expect(sandbox.run(["pw-link", "desk:out_mon_FL", "interface:playback_RL"]).succeeded)
+        let hand = "also linked by hand: out_mon_FL -> interface:playback_RL"
+        try wait("the follower to say so") {
+            let graph = try? Graph(sandbox)
+            return (graph?.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? "").contains(hand)
+        }
+        let shown = sandbox.crosspoint("show", "desk").stdout
+        #expect(shown.contains("following: default outputs=mon_FL,mon_FR: linked to default (interface) (\(hand))"), "\(shown)")
+        #expect(monitorLinks(try Graph(sandbox)) == ["interface:playback_FL", "interface:playback_RL"])
+        let stateFile = sandbox.directory + "/state/crosspoint/desk/state.json"
+        try wait("the state file to have the person's link") {
+            ((try? String(contentsOfFile: stateFile, encoding: .utf8)) ?? "").contains("\"playback_RL\"")
+        }
+        let state = (try? String(contentsOfFile: stateFile, encoding: .utf8)) ?? ""
+        #expect(!state.contains("\"playback_FL\""), "the group's own link is not the memory's: \(state)")
+        try sandbox.restartDaemon()
+        _ = try sandbox.waitFor("the monitor on the interface and the person's link again", describe: { "\(monitorLinks($0))" }) {
+            monitorLinks($0) == ["interface:playback_FL", "interface:playback_RL"]
+        }
+    }
+
     @Test func thePair34SetupPlaysAStereoDeviceOnOutputs3And4OfTheDefaultDevice() throws {
         let sandbox = try setupSandbox("crosspoint-pair34", until: "outputs-34 and the node on RL and RR") { graph in
             graph.nodeID("outputs-34") != nil && graph.links(of: "pair34").filter { $0.peer == "interface" }.count == 2
