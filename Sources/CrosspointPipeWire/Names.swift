@@ -48,6 +48,13 @@ public enum MediaClass {
 
 /// Keys of the `default` metadata, which the session manager keeps (WirePlumber's policy,
 /// `wpctl set-default`, pipewire-pulse's `set-default-sink` and `move-sink-input`).
+/// The `settings` metadata (the graph's clock, as `pw-metadata -n settings` shows it).
+public enum SettingsMetadataKey {
+    public static let metadataName = "settings"
+    /// The rate the graph's clock runs at unless a device asks another (`clock.rate`).
+    public static let clockRate = "clock.rate"
+}
+
 public enum DefaultMetadataKey {
     /// The metadata object's name.
     public static let metadataName = "default"

@@ -13,8 +13,8 @@ struct DelayCommand: ParsableCommand {
         \(ParameterHelp.describe("delay.out.<out>"))
 
         DELAY is milliseconds (12, 12ms, 0.5ms) or samples (576samples, 576smp), the latter at \
-        the rate the node runs at (its property crosspoint.rate, once it has run) and kept \
-        as milliseconds. 0 removes the delay. The output cross-fades from its old delay to the new \
+        the rate the node runs at (its property crosspoint.rate, once it has run; before that, \
+        with a note, the graph's clock.rate from the settings metadata) and kept as milliseconds. 0 removes the delay. The output cross-fades from its old delay to the new \
         one over ramp.ms, so a change does not click; a first delay on an output that is \
         playing starts once the node has recorded that much of it.
 
@@ -46,11 +46,17 @@ struct DelayCommand: ParsableCommand {
         if case .samples = amount {
             // The rate the node runs at, as it says (once it has run).
             let properties = (try? session.client.properties(ofNode: target.node.id)) ?? [:]
-            guard let text = properties[CrosspointProperty.rate], let node = Double(text), node.isFinite, node > 0 else {
+            if let text = properties[CrosspointProperty.rate], let node = Double(text), node.isFinite, node > 0 {
+                rate = node
+            } else if let text = (try? session.client.metadataProperties(SettingsMetadataKey.metadataName, subject: 0))?[SettingsMetadataKey.clockRate],
+                      let clock = Double(text), clock.isFinite, clock > 0 {
+                // Asleep since it was made (its devices and links are passive): the graph's clock.
+                rate = clock
+                printError("note: \(target.name.printable) has not run yet; samples are converted at the graph's clock.rate, \(Gain.format(clock)) Hz")
+            } else {
                 throw CommandError.invalid("delay: samples need the rate \(target.name) runs at, which it says once it has run "
-                    + "(linked into a graph); give milliseconds, or link it first")
+                    + "(linked into a graph), or the graph's clock.rate; give milliseconds, or link it first")
             }
-            rate = node
         }
         try session.change(target, report: output.reporter) { m in
             let names = CommandLineWords.restore(outputs).split(separator: ",", omittingEmptySubsequences: false)
