@@ -1,11 +1,14 @@
 import CCrosspointShim
 import CPipeWire
 import CrosspointPipeWire
+import Glibc
 
 /// Hears of changes in the graph as they happen, for a client that stays connected (the
 /// control surface): nodes, ports and links coming and going (from the registry), and the
 /// params of chosen nodes changing (a node announces new params in its info; a Crosspoint
-/// node does so whenever its Props change, whoever changed them).
+/// node does so whenever its Props change, whoever changed them), and the state of their
+/// virtual devices (the node property `crosspoint.devices`: made, or waiting for a name another
+/// node has).
 ///
 /// Like every client object it runs on the thread that drives `client`: the events arrive
 /// while that thread iterates the client's loop, and only set flags here.
@@ -56,11 +59,14 @@ public final class GraphWatcher {
     }
 }
 
-/// A node bound only to hear that its params changed.
+/// A node bound only to hear that its params, or its devices' state, changed.
 private final class NodeParamsListener {
     let proxy: OpaquePointer?
     private let hook = Hook()
     private let changed: () -> Void
+    /// `crosspoint.devices` as last heard. The node's properties change about 30 times a second
+    /// while its levels are watched (`crosspoint.levels`): only this one is a change of the node.
+    private var devices: String?
 
     init(registry: Registry, id: UInt32, changed: @escaping () -> Void) {
         self.changed = changed
@@ -77,9 +83,24 @@ private final class NodeParamsListener {
 
     nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: \.version, PW_VERSION_NODE_EVENTS) { events in
         events.info = { data, info in
+            guard let info else { return }
+            let listener = Unmanaged<NodeParamsListener>.fromOpaque(data!).takeUnretainedValue()
             // (The first info after the bind announces every param too: one needless refresh.)
-            guard let info, info.pointee.change_mask & UInt64(PW_NODE_CHANGE_MASK_PARAMS) != 0 else { return }
-            Unmanaged<NodeParamsListener>.fromOpaque(data!).takeUnretainedValue().changed()
+            var changed = info.pointee.change_mask & UInt64(PW_NODE_CHANGE_MASK_PARAMS) != 0
+            if info.pointee.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0, let dict = info.pointee.props {
+                // (Absent: an info without the node's properties, which says nothing of them.)
+                var devices: String?
+                for k in 0..<Int(dict.pointee.n_items) {
+                    let item = dict.pointee.items[k]
+                    guard let key = item.key, strcmp(key, CrosspointProperty.devices) == 0 else { continue }
+                    devices = item.value.map { String(cString: $0) } ?? ""
+                }
+                if let devices, devices != listener.devices {
+                    listener.devices = devices
+                    changed = true
+                }
+            }
+            if changed { listener.changed() }
         }
     }
 }

@@ -36,10 +36,13 @@ struct NodeDocument: Encodable {
     var sinks: [[String]] = []
     /// What plays into (or records from) each of the node's virtual devices, by device name.
     var deviceStreams: [String: [String]] = [:]
+    /// What the node says of each of its virtual devices, by device name (its property
+    /// `crosspoint.devices`): `ready (node 42)`, `being made`, `waiting (node 57 has this name)`.
+    var deviceStatus: [String: String] = [:]
 
     /// The keys that describe the node and are not applied by `load`.
     static let descriptiveKeys: Set<String> = ["id", "name", "description", "input.ports", "output.ports", "input.links", "output.links",
-                                               "sinks", "device.streams"]
+                                               "sinks", "device.streams", "device.status"]
 
     /// The keys of a preset, as Core reads one (those written only when set included:
     /// `midi`, `devices`, `delay.out`...).
@@ -48,7 +51,7 @@ struct NodeDocument: Encodable {
     enum Keys: String, CodingKey {
         case id, name, description
         case inputPorts = "input.ports", outputPorts = "output.ports", inputLinks = "input.links", outputLinks = "output.links"
-        case sinks, deviceStreams = "device.streams"
+        case sinks, deviceStreams = "device.streams", deviceStatus = "device.status"
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -63,6 +66,7 @@ struct NodeDocument: Encodable {
         try c.encode(outputLinks, forKey: .outputLinks)
         try c.encode(sinks, forKey: .sinks)
         try c.encode(deviceStreams, forKey: .deviceStreams)
+        try c.encode(deviceStatus, forKey: .deviceStatus)
     }
 }
 

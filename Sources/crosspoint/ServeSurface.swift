@@ -376,7 +376,9 @@ enum NodeJSON {
     static func document(_ session: Session, _ token: String) throws -> String {
         let target = try session.target(token)
         let mixer = try session.mixer(of: target)
-        return try JSONText.encode(NodeView(target: target, mixer: mixer, graph: session.graph).document)
+        var view = NodeView(target: target, mixer: mixer, graph: session.graph)
+        view.deviceStatus = NodeView.deviceStatus(session, target, mixer)
+        return try JSONText.encode(view.document)
     }
 
     static func document(_ session: Session, _ id: UInt32) throws -> String { try document(session, String(id)) }

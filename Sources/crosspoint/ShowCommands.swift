@@ -91,6 +91,7 @@ struct ShowCommand: ParsableCommand {
         var view = NodeView(target: target, mixer: mixer, graph: session.graph)
         if levels { view.levels = try MeterCommand.reading(session, target) }
         if json {
+            view.deviceStatus = NodeView.deviceStatus(session, target, mixer)
             print(try JSONText.encode(view.document), terminator: "")
         } else {
             print(view.text(Terminal(colour: color, width: width)), terminator: "")
@@ -112,6 +113,32 @@ struct NodeView {
     let graph: GraphSnapshot
     /// One reading of the levels, shown with `--levels`.
     var levels: LevelReading?
+    /// What the node says of its virtual devices (`deviceStatus(_:)`), by device name.
+    var deviceStatus: [String: String] = [:]
+
+    /// The node property `crosspoint.devices` (`game: ready (node 42); chat: waiting (node 57
+    /// has this name)`) by device name; empty when the node has no devices or says nothing.
+    static func deviceStatus(_ session: Session, _ target: Target, _ mixer: Mixer) -> [String: String] {
+        guard !mixer.devices.isEmpty,
+              let text = (try? session.client.properties(ofNode: target.node.id))?[CrosspointProperty.devices] else { return [:] }
+        // Entries are `NAME: STATE`, joined by "; " (a name holds no ':' nor ';'): a piece that
+        // does not start with a device's name and ": " belongs to the state before it.
+        let names = Set(mixer.devices.map(\.name))
+        var status: [String: String] = [:]
+        var last: String?
+        for piece in text.split(separator: ";", omittingEmptySubsequences: false) {
+            let entry = piece.first == " " ? piece.dropFirst() : piece[...]
+            if let colon = entry.firstIndex(of: ":"), names.contains(String(entry[..<colon])),
+               entry[colon...].hasPrefix(": ") {
+                let name = String(entry[..<colon])
+                status[name] = String(entry[entry.index(colon, offsetBy: 2)...])
+                last = name
+            } else if let last {
+                status[last, default: ""] += ";" + piece
+            }
+        }
+        return status
+    }
 
     var inputNames: [String] { (0..<mixer.inputs).map { target.inputName($0, mixer) } }
     var outputNames: [String] { (0..<mixer.outputs).map { target.outputName($0, mixer) } }
@@ -153,6 +180,7 @@ struct NodeView {
             }
             document.deviceStreams[device.name] = names
         }
+        document.deviceStatus = deviceStatus
         return document
     }
 

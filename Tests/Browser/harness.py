@@ -698,8 +698,9 @@ class Browser:
         if picker.tag_name.lower() == "select":
             from selenium.webdriver.support.ui import Select
             select = Select(picker)
-            for option in select.options:
-                value, text = option.get_attribute("value"), option.text
+            # The node's id first: a name may be part of another's ("desk" of "xp-desk").
+            options = [(o.get_attribute("value"), o.text) for o in select.options]
+            for value, text in sorted(options, key=lambda o: o[0] != str(node_id)):
                 if value in (str(node_id), name) or name in text:
                     select.select_by_value(value)
                     return

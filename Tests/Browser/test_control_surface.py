@@ -6,7 +6,8 @@
 # read back from the daemon (pw-dump, pw-cli enum-params, `crosspoint show --json`).
 #
 #   python3 Tests/Browser/test_control_surface.py [NAME...]   NAME: grid click_audio pwcli_to_page
-#       page_to_node meters security robustness scale screenshot daemon_restart presets (default: all)
+#       page_to_node meters security robustness scale screenshot midi_learn virtual_devices layout
+#       devices_panel daemon_restart presets (default: all)
 #
 # Every test prints its measured figures ("FIGURE ..."); the run ends with a summary of them and
 # a line "N passed, N failed". Everything started is stopped; the run's files live in the
@@ -49,9 +50,68 @@ NODES = [
      "devices": ["sink xp-game channels=game_FL,game_FR description=Game",
                  "source xp-stream channels=stream_FL,stream_FR description=Stream mix"],
      "targets": ["xp-speakers outputs=FL,FR"]},
+    # The desk setup (conf/crosspoint-desk.conf, its devices written as lines), and a 16-output
+    # node with names of up to 12 characters, devices and groups, for the heads at 1280 px. Their
+    # groups follow devices that are not there until test_layout makes them (and the default), so
+    # that they link to no other test's sink.
+    {"node.name": "desk", "node.description": "Crosspoint desk", "ramp.ms": 0,
+     "input.position": ["mic"], "output.position": ["mon_FL", "mon_FR", "stream_FL", "stream_FR"],
+     "devices": ["sink game description=Game", "sink music description=Music", "sink chat description=Chat",
+                 "source stream-mix channels=stream_FL,stream_FR description=Stream mix"],
+     "targets": ["xp-nowhere outputs=mon_FL,mon_FR"]},
+    {"node.name": "xp-16", "node.description": "Studio 8x16", "ramp.ms": 0,
+     "input.position": ["mic", "guitar", "keys_L", "keys_R", "game_FL", "game_FR", "chat_MONO", "talkback"],
+     "output.position": ["mon_FL", "mon_FR", "phones_FL", "phones_FR", "stream_FL", "stream_FR", "record_FL", "record_FR",
+                         "speakers_FL", "speakers_FR", "broadcast_FL", "broadcast_FR", "zoom_MONO", "cue_L", "cue_R",
+                         "talkback_out"],
+     "devices": ["sink xp16-game channels=game_FL,game_FR description=Game",
+                 "sink xp16-chat position=MONO channels=chat_MONO description=Chat",
+                 "source xp16-stream channels=stream_FL,stream_FR description=Stream mix",
+                 "source xp16-record channels=record_FL,record_FR description=Recorder",
+                 "source xp16-broadcast channels=broadcast_FL,broadcast_FR description=Broadcast",
+                 "source xp16-zoom position=MONO channels=zoom_MONO description=Zoom call"],
+     "targets": ["xp-nowhere outputs=mon_FL,mon_FR", "xp-nowhere-2 outputs=phones_FL,phones_FR",
+                 "xp-nowhere-3 outputs=speakers_FL,speakers_FR"]},
 ]
 LEARN_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "midi-learn.png")
 DEVICES_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "virtual-devices.png")
+LAYOUT_SCREENSHOTS = {name: os.path.join(ROOT, "Tests", "Browser", f"layout-1280-{name}.png") for name in ("desk", "xp-16")}
+PANEL_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "devices-panel.png")
+
+# What a person cannot read in the output heads, found in the page: a name, a "what it goes to"
+# label or an input strip's text cut (its text wider or taller than its box), a group's picker
+# narrower than the device it shows, a head's text past the right edge of the window. Also the
+# grid's sizes, and whether it scrolls sideways.
+HEADS_CHECK = """
+    const ctx = document.createElement('canvas').getContext('2d');
+    const vw = document.documentElement.clientWidth;
+    const grid = document.getElementById('grid');
+    const cut = [], outside = [], texts = [];
+    const seen = (e) => !e.hidden && e.offsetParent !== null && e.getClientRects().length > 0;
+    for (const e of document.querySelectorAll('.ostrip .chname, .ostrip .links, .ostrip select.target, .istrip .chname, .istrip .links')) {
+        if (!seen(e)) continue;
+        const what = (e.closest('[data-testid]') || e).getAttribute('data-testid') + ' ' + e.className;
+        if (e.tagName === 'SELECT') {
+            const cs = getComputedStyle(e);
+            ctx.font = cs.fontWeight + ' ' + cs.fontSize + ' ' + cs.fontFamily;
+            const text = e.options[e.selectedIndex] ? e.options[e.selectedIndex].text : '';
+            const need = ctx.measureText(text).width + 24;   // its text, its arrow and padding
+            texts.push(text);
+            if (need > e.clientWidth) cut.push(`${what}: '${text}' needs ${need.toFixed(0)} px, has ${e.clientWidth}`);
+        } else {
+            texts.push(e.textContent);
+            if (e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1) {
+                cut.push(`${what}: '${e.textContent}' ${e.scrollWidth}x${e.scrollHeight} in ${e.clientWidth}x${e.clientHeight}`);
+            }
+        }
+        if (e.closest('.ostrip') && e.textContent && e.getBoundingClientRect().right > vw + 0.5) outside.push(what);
+    }
+    const cs = getComputedStyle(grid);
+    return {cut, outside, texts, vw, gridWidth: grid.clientWidth, scrollWidth: grid.scrollWidth,
+            canvasWidth: document.querySelector('#grid .canvas').offsetWidth,
+            cw: parseFloat(cs.getPropertyValue('--cw')), ch: parseFloat(cs.getPropertyValue('--ch')),
+            vertical: grid.classList.contains('vnames'), strips: document.querySelectorAll('.ostrip[data-testid^=out-strip-]').length};
+"""
 
 STATE = {}
 
@@ -119,6 +179,10 @@ class ControlSurface(unittest.TestCase):
         spec = next(n for n in NODES if n["node.name"] == name)
         inputs = spec.get("inputs") or len(spec["input.position"])
         outputs = spec.get("outputs") or len(spec["output.position"])
+        if spec.get("devices"):
+            # Devices add the channels they lack (and a test may have added some): the node says.
+            shown = self.sandbox.show(name)
+            inputs, outputs = shown["inputs"], shown["outputs"]
         b = self.browser
         if base is None and self.server.token:
             # The printed URL once (?token=): the server sets the cookie and drops it from the address.
@@ -897,7 +961,9 @@ class ControlSurface(unittest.TestCase):
             b.js("const s = document.querySelector('[data-testid=out-target-0]'); s.value = 'xp-speakers-2';"
                  "s.dispatchEvent(new Event('change'));")
             wait_until("targets in Props", lambda: self.sandbox.params(node).get("targets") == ["xp-speakers-2 outputs=FL,FR"], timeout=10)
-            wait_until("the outputs linked to the speakers", lambda: "xp-speakers-2:playback_FL" in b.find("out-links-0").text, timeout=10)
+            # The pair's label names the device (once, across both), the ports are in the head's tooltip.
+            wait_until("the outputs linked to the speakers", lambda: b.find("out-links-0").text == "→ Desk speakers"
+                       and "xp-speakers-2:playback_FL" in b.find("out-strip-0").get_attribute("title"), timeout=10)
             # An output's delay, set on its strip (the editor takes it as the command line does).
             self.assertEqual(b.find("out-delay-1").text, "delay")
             b.find("out-delay-1").click()
@@ -921,7 +987,217 @@ class ControlSurface(unittest.TestCase):
             wait_until("the list to follow pw-cli", lambda: b.js("return document.querySelector('[data-testid=out-target-0]').value;") == "default")
         finally:
             stop_process(player)
+            # Back to a device that is not there: following the default, the outputs would go
+            # on to whatever sink is the default later (another test's node's virtual sink).
+            self.sandbox.set_params(node, [("targets", ["xp-speakers outputs=FL,FR"])], verify=False)
         figure("virtual_devices", f"strip texts: {b.find('in-links-2').text!r}, {b.find('out-links-2').text!r}; screenshot {DEVICES_SCREENSHOT}")
+
+    def test_layout(self):
+        """13. The output heads at 1280 x 900 are whole: the desk setup and a 16-output node (names of
+        up to 12 characters, virtual sources, groups following the default device and named ones),
+        every name, what each output goes to, every picker readable in full (JS: no text wider or
+        taller than its box), no head past the window's edge, and the grid using the width (the
+        desk's columns widened; the 16 outputs side by side without scrolling). Screenshots:
+        Tests/Browser/layout-1280-desk.png and layout-1280-xp-16.png."""
+        b, sb = self.browser, self.sandbox
+        desk, xp16 = self.node("desk"), self.node("xp-16")
+        for name, description in (("xp-headphones", "Headphones"), ("xp-monitors", "Studio monitors")):
+            sb.run(["pw-cli", "create-node", "adapter",
+                    f"{{ factory.name=support.null-audio-sink node.name={name} node.description=\"{description}\" "
+                    "media.class=Audio/Sink object.linger=true audio.position=[ FL FR ] }"])
+            sb.wait(f"sink {name}", lambda: sb.node_id(name))
+        # The headphones are the default device, as the desk setup expects of your headphones.
+        sb.run(["pw-metadata", "0", "default.configured.audio.sink", '{ "name": "xp-headphones" }', "Spa:String:JSON"])
+        results = {}
+        try:
+            sb.set_params(desk, [("targets", ["default outputs=mon_FL,mon_FR"])])
+            sb.set_params(xp16, [("targets", ["default outputs=mon_FL,mon_FR", "xp-headphones outputs=phones_FL,phones_FR",
+                                              "xp-monitors outputs=speakers_FL,speakers_FR"])])
+            b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+            for name in ("desk", "xp-16"):
+                node, inputs, outputs = self.open_node(name)
+                if b.attr("devices-panel", "hidden") is None:
+                    b.find("devices-toggle").click()   # the panel shut: the grid has the window
+                wait_until(f"{name}: the monitor pair linked to the headphones",
+                           lambda: b.find("out-links-0") is not None and b.find("out-links-0").text == "→ Headphones", timeout=10)
+                wait_until(f"{name}: the picker on the default device", lambda: b.js(
+                    "const s = document.querySelector('[data-testid=out-target-0]'); return s && s.value === 'default';"), timeout=10)
+                if name == "xp-16":
+                    wait_until("the speakers linked to the monitors", lambda: b.find("out-links-8").text == "→ Studio monitors", timeout=10)
+                b.js("document.activeElement && document.activeElement.blur();")
+                time.sleep(0.5)
+                b.driver.save_screenshot(LAYOUT_SCREENSHOTS[name])
+                r = b.js(HEADS_CHECK)
+                results[name] = r
+                figure("layout", f"{name} at {r['vw']} px: {r['strips']} output heads, columns {r['cw']:.0f} px, heads {r['ch']:.0f} px "
+                                 f"tall, names {'up the columns' if r['vertical'] else 'across'}, grid {r['canvasWidth']} of "
+                                 f"{r['gridWidth']} px; screenshot {LAYOUT_SCREENSHOTS[name]}")
+                self.assertEqual(r["cut"], [], f"{name}: head texts cut at 1280 px")
+                self.assertEqual(r["outside"], [], f"{name}: head texts past the window's edge")
+                self.assertEqual(r["strips"], outputs, f"{name}: every output's head is on the page")
+                self.assertLessEqual(r["scrollWidth"], r["gridWidth"], f"{name}: the grid scrolls sideways at 1280 px")
+                for text in ("Default device", "→ Headphones", "▸ Stream mix"):
+                    self.assertIn(text, r["texts"], f"{name}: {text!r} is not in a head")
+            # The desk uses the width: its four columns are widened, names across.
+            self.assertGreater(results["desk"]["cw"], 100)
+            self.assertFalse(results["desk"]["vertical"])
+            self.assertGreater(results["desk"]["canvasWidth"], 0.6 * results["desk"]["gridWidth"])
+            # Sixteen outputs fill it: names of 12 characters up the columns, every one whole.
+            self.assertGreater(results["xp-16"]["canvasWidth"], 0.95 * results["xp-16"]["gridWidth"])
+            for text in ("broadcast_FL", "talkback_out", "Studio monitors", "→ Studio monitors", "▸ Zoom call", "not linked"):
+                self.assertIn(text, results["xp-16"]["texts"])
+        finally:
+            b.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            # Back to devices that are not there: the links the groups made go.
+            sb.set_params(desk, [("targets", ["xp-nowhere outputs=mon_FL,mon_FR"])])
+            sb.set_params(xp16, [("targets", ["xp-nowhere outputs=mon_FL,mon_FR"])])
+            sb.run(["pw-metadata", "-d", "0", "default.configured.audio.sink"], check=False)
+            sb.destroy_node("xp-headphones")
+            sb.destroy_node("xp-monitors")
+
+    def test_devices_panel(self):
+        """14. The devices panel adds, renames and removes virtual devices through the node's `devices`
+        key (POST /api/nodes/NODE, as every change of the page): a device added on the page is made
+        in the graph (pw-dump: its node, its class, its description) and feeds a new input; renamed,
+        it is made again under the new name; removed (a second click confirms), it goes. A bad name
+        is the node's error, said in the panel, and changes nothing; a name the node has is said
+        before anything is sent; a name another node has is taken by the node and said in the panel
+        as not made. Screenshot: Tests/Browser/devices-panel.png."""
+        b, sb = self.browser, self.sandbox
+        node, inputs, _ = self.open_node("desk")
+        from selenium.webdriver.support.ui import Select
+        before = None
+
+        def graph_node(name):
+            for o in sb.dump():
+                props = sb.props_of(o)
+                if o["type"] == "PipeWire:Interface:Node" and props.get("node.name") == name:
+                    return props
+            return None
+
+        def devices():
+            return sb.params(node).get("devices") or []
+
+        def add(kind, name, description="", position=None, channels=""):
+            Select(b.find("dev-kind")).select_by_value(kind)
+            if position:
+                Select(b.find("dev-position")).select_by_value(position)
+            for testid, text in (("dev-name", name), ("dev-desc", description), ("dev-channels", channels)):
+                field = b.find(testid)
+                field.clear()
+                if text:
+                    field.send_keys(text)
+            b.find("dev-add").click()
+
+        def error():
+            return b.js("return document.querySelector('[data-testid=device-error]').textContent;")
+
+        try:
+            if b.attr("devices-panel", "hidden") is not None:
+                b.find("devices-toggle").click()
+            wait_until("the panel open, listing the desk's devices", lambda: all(
+                b.find(f"device-{d}") is not None for d in ("game", "music", "chat", "stream-mix")), timeout=10)
+            wait_until("the desk's devices said ready", lambda: b.find("device-state-game").text.startswith("ready"), timeout=10)
+            self.assertEqual(b.find("devices-toggle").text.split()[-1], "4")
+            before = devices()
+
+            # A bad name: the node's own words, in the panel; nothing changes.
+            add("sink", "bad!name", "Bad")
+            wait_until("the node's error in the panel", lambda: "not a device name" in error(), timeout=10)
+            log(f"bad name: {error()!r}")
+            self.assertTrue(error().startswith("Not added: 'bad!name' is not a device name"), error())
+            self.assertEqual(devices(), before)
+            self.assertIsNone(graph_node("bad!name"))
+            # A name with a space, and a name the node has, are said before anything is sent.
+            add("sink", "my voice", "Voice")
+            wait_until("the space refused", lambda: "no spaces" in error())
+            add("sink", "game", "Another game")
+            wait_until("the taken name refused", lambda: "already has a device 'game'" in error())
+            self.assertEqual(devices(), before)
+
+            # Added: a mono sink, made in the graph, feeding a new input voice_MONO.
+            t0 = time.time()
+            add("sink", "voice", "Voice chat", position="MONO")
+            wait_until("voice in the node's devices", lambda: any(d.startswith("sink voice ") for d in devices()), timeout=10)
+            made = wait_until("the voice sink in the graph", lambda: graph_node("voice"), timeout=10)
+            added = time.time() - t0
+            self.assertEqual(made.get("media.class"), "Audio/Sink")
+            self.assertEqual(made.get("node.description"), "Voice chat")
+            self.assertEqual(error(), "")
+            wait_until("the page's grid to have the new input", lambda: b.js(
+                "return window.crosspointStats.inputs;") == inputs + 1, timeout=10)
+            wait_until("its strip to say so", lambda: b.find(f"in-links-{inputs}").text == "◂ Voice chat", timeout=10)
+            wait_until("voice said ready", lambda: b.find("device-state-voice").text.startswith("ready"), timeout=10)
+            self.assertEqual(sb.show("desk")["input.position"][inputs], "voice_MONO")
+
+            # A name another node has (xp-desk's sink): the node takes the line but cannot make it; the panel says so.
+            add("sink", "xp-game", "Game two")
+            wait_until("the panel to say xp-game is not made", lambda: b.find("device-state-xp-game") is not None
+                       and "already has the name xp-game" in b.find("device-state-xp-game").text, timeout=10)
+            log(f"xp-game: {b.find('device-state-xp-game').text!r}")
+            add("sink", "bad!name", "Bad")
+            wait_until("the node's error again", lambda: "not a device name" in error(), timeout=10)
+            b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+            try:
+                b.js("document.querySelector('[data-testid=device-error]').scrollIntoView({block: 'nearest'});")
+                time.sleep(0.5)
+                b.driver.save_screenshot(PANEL_SCREENSHOT)
+            finally:
+                b.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            b.find("dev-remove-xp-game").click()
+            b.find("dev-remove-xp-game").click()
+            wait_until("xp-game removed", lambda: not any(" xp-game " in d for d in devices()), timeout=10)
+
+            # Renamed (and described again): made again under the new name.
+            t1 = time.time()
+            b.find("dev-rename-voice").click()
+            field = b.wait_for("dev-rename-name")
+            field.clear()
+            field.send_keys("talk")
+            desc = b.find("dev-rename-desc")
+            desc.clear()
+            desc.send_keys("Talk back")
+            b.find("dev-rename-save").click()
+            wait_until("talk in the graph", lambda: (graph_node("talk") or {}).get("node.description") == "Talk back", timeout=10)
+            wait_until("voice gone from the graph", lambda: graph_node("voice") is None, timeout=10)
+            renamed = time.time() - t1
+            self.assertTrue(any(d.startswith("sink talk ") for d in devices()), devices())
+            wait_until("the panel to list talk", lambda: b.find("device-talk") is not None and b.find("device-voice") is None, timeout=10)
+            wait_until("the strip to follow", lambda: b.find(f"in-links-{inputs}").text == "◂ Talk back", timeout=10)
+            # A rename to a name the node has is said in the rename form, and changes nothing.
+            b.find("dev-rename-talk").click()
+            field = b.wait_for("dev-rename-name")
+            field.clear()
+            field.send_keys("music\n")
+            wait_until("the rename's error", lambda: "already has a device 'music'" in b.find("dev-rename-error").text)
+            self.assertTrue(graph_node("talk"))
+            b.find("dev-rename-name").send_keys("\ue00c")  # Escape
+            wait_until("the rename form closed", lambda: b.find("dev-rename-form") is None)
+
+            # Removed: the first click asks, the second removes; the device goes from the graph.
+            t2 = time.time()
+            b.find("dev-remove-talk").click()
+            wait_until("the button to ask", lambda: b.find("dev-remove-talk").text == "Remove talk?")
+            self.assertTrue(any(d.startswith("sink talk ") for d in devices()), "removed at the first click")
+            b.find("dev-remove-talk").click()
+            wait_until("talk gone from the node", lambda: not any(d.startswith("sink talk ") for d in devices()), timeout=10)
+            wait_until("talk gone from the graph", lambda: graph_node("talk") is None, timeout=10)
+            removed = time.time() - t2
+            wait_until("the panel to drop it", lambda: b.find("device-talk") is None)
+            self.assertEqual(devices(), before)
+            figure("devices_panel", f"added voice in {1000 * added:.0f} ms (click to its node in pw-dump), renamed to talk "
+                                    f"in {1000 * renamed:.0f} ms, removed in {1000 * removed:.0f} ms (with the confirming click); "
+                                    f"screenshot {PANEL_SCREENSHOT}")
+        finally:
+            # The desk as it was: the devices, and the input the new device added.
+            if before is not None and devices() != before:
+                sb.set_params(node, [("devices", before)], verify=False)
+            if sb.show("desk")["inputs"] != inputs:
+                sb.set_params(node, [("inputs", inputs)], verify=False)
+            if b.attr("devices-panel", "hidden") is None:
+                b.find("devices-toggle").click()
 
     def midi_file(self, events, tag):
         """A format 0 MIDI file (120 BPM, 96 ticks a beat) of (seconds, bytes) events after 1.5 s."""
@@ -1146,7 +1422,7 @@ def bad_requests(rng, node, count):
 
 
 ORDER = ["grid", "presets", "click_audio", "pwcli_to_page", "page_to_node", "drag", "meters", "security", "robustness", "scale",
-         "screenshot", "midi_learn", "virtual_devices", "daemon_restart"]
+         "screenshot", "midi_learn", "virtual_devices", "layout", "devices_panel", "daemon_restart"]
 
 
 class Result(unittest.TextTestResult):

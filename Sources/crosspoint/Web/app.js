@@ -10,7 +10,9 @@
  *   3. network   the token's cookie, fetch wrapper, change queue (<= 30 requests/s, one in flight, keys merged,
  *                the last value always lands), WebSocket with 1 s reconnect and re-watch
  *   4. header    node picker, connection status, master, ramp, channel counts, presets
- *   5. grid      virtual grid: only visible cells / strips exist; node messages patch them
+ *   5. grid      virtual grid: only visible cells / strips exist; node messages patch them; sizes
+ *                fitted to the window (fitLayout); output heads' labels and pickers in runs
+ *   5b. devices  the devices panel: add, rename, remove the node's virtual devices (`devices`)
  *   6. gestures  click / drag / wheel / double-click on cells and gain controls, inline editor
  *   7. meters    levels messages -> requestAnimationFrame, transforms only, peak hold, clip latch
  *   8. keyboard  arrow-key cursor over cells and strips, + - 0 Del m Enter n Esc
@@ -188,7 +190,11 @@ function applyNode(node, fromSocket) {
   const title = (node.description || node.name) + ' · Crosspoint';
   if (document.title !== title) document.title = title;
   if (!prev || prev.inputs !== node.inputs || prev.outputs !== node.outputs) buildGrid();
-  else scheduleRender();
+  else {
+    const sig = layoutSig(node);
+    if (sig !== FIT.sig) { FIT.sig = sig; relayout(); }
+    scheduleRender();
+  }
   renderHeader();
 }
 function sweepLocal(now) {
@@ -430,6 +436,7 @@ function showEmpty(text) {
 /** Master, ramp and counts; fields being edited are left alone. */
 function renderHeader() {
   renderMidi();
+  renderDevices();
   const n = S.node;
   const mg = $('master-gain');
   const g = n ? gainOf({ t: 'master' }) : 1;
@@ -554,7 +561,7 @@ const G = {
 window.crosspointStats = { renderMs: null, firstRenderMs: null, builds: 0, patches: 0, lastPatchMs: 0, cellsInDom: 0, framesMeters: 0, meterFrameMs: 0, requests: 0 };
 
 function readDims() {
-  const cs = getComputedStyle(document.documentElement);
+  const cs = getComputedStyle(G.vp);
   const px = (n, d) => parseFloat(cs.getPropertyValue(n)) || d;
   const d = { cw: px('--cw', 58), rh: px('--rh', 38), rw: px('--rw', 304), ch: px('--ch', 206) };
   const changed = d.cw !== G.cw || d.rh !== G.rh || d.rw !== G.rw || d.ch !== G.ch;
@@ -580,10 +587,114 @@ function initGrid() {
     requestAnimationFrame(() => { ticking = false; updateVirtual(); });
     if (ED.el && ED.inGrid) closeEditor();
   }, { passive: true });
-  new ResizeObserver(() => {
-    if (readDims()) layoutCanvas(true);
-    updateVirtual();
-  }).observe(G.vp);
+  new ResizeObserver(() => relayout()).observe(G.vp);
+}
+
+/* The grid's sizes for the node and the room there is (window, devices panel): the columns
+ * share the width, as wide as makes the heads easy to read (at most CW_MAX), never narrower
+ * than the style's --cw (then the grid scrolls sideways); the input strips' names widen to
+ * their longest name or device label when there is room. Output names are written across
+ * when every column can hold the longest, else up the column beside its meter (the head is
+ * then taller), never cut. The style's values (media queries: tablets, short windows) are the
+ * smallest; the chosen ones are set on the grid, where every part reads them. */
+const CW_MAX = 150;
+const FIT = { ctx: null, probe: null, sb: -1, sig: '' };
+function textWidth(text, font) {
+  if (!FIT.ctx) FIT.ctx = document.createElement('canvas').getContext('2d');
+  FIT.ctx.font = font;
+  return FIT.ctx.measureText(text).width;
+}
+/** The fonts of the heads' texts, read from the style once (a hidden strip of each side). */
+function headFonts() {
+  if (FIT.fonts) return FIT.fonts;
+  const font = (e) => { const c = getComputedStyle(e); return c.fontWeight + ' ' + c.fontSize + ' ' + c.fontFamily; };
+  const o = h('div', { class: 'ostrip', 'aria-hidden': 'true' }, h('button', { class: 'chname', text: 'x' }), h('span', { class: 'links', text: 'x' }));
+  // (A device's label is the bolder: every input label is measured as one.)
+  const i = h('div', { class: 'istrip', 'aria-hidden': 'true' }, h('div', { class: 'nm' }, h('button', { class: 'chname', text: 'x' }), h('span', { class: 'links dev', text: 'x' })));
+  for (const e of [o, i]) { e.style.visibility = 'hidden'; e.style.left = '-10000px'; G.canvas.append(e); }
+  FIT.fonts = { out: font(o.firstChild), inName: font(i.querySelector('.chname')), inLinks: font(i.querySelector('.links')) };
+  o.remove(); i.remove();
+  return FIT.fonts;
+}
+function scrollbarWidth() {
+  if (FIT.sb < 0) {
+    const d = h('div');
+    d.style.cssText = 'position:absolute;top:-200px;width:100px;height:100px;overflow:scroll';
+    document.body.append(d);
+    FIT.sb = d.offsetWidth - d.clientWidth;
+    d.remove();
+  }
+  return FIT.sb;
+}
+/** What the layout depends on in the node: shape, names, input labels, whether groups exist. */
+function layoutSig(n) {
+  const ins = [];
+  for (let i = 0; i < n.inputs; i++) ins.push(inLabel(i) || '');
+  return [n.inputs, n.outputs, (n.targets || []).length > 0, n['output.position'].join('\u0001'),
+    n['input.position'].join('\u0001'), ins.join('\u0001')].join('\u0002');
+}
+/** Chooses the sizes; returns whether the way output names are written changed. */
+function fitLayout() {
+  const n = S.node;
+  if (!n || !G.vp) return false;
+  const base = getComputedStyle(document.documentElement);
+  const px = (k, d) => parseFloat(base.getPropertyValue(k)) || d;
+  const cw0 = px('--cw', 58), rw0 = px('--rw', 304), ch0 = px('--ch', 206), namew0 = px('--namew', 112), rh = px('--rh', 38);
+  const f = headFonts();
+  let nameNeed = 0;
+  for (let j = 0; j < n.outputs; j++) nameNeed = Math.max(nameNeed, textWidth(n['output.position'][j] || String(j), f.out));
+  nameNeed = Math.ceil(nameNeed) + 12;               // the strip's padding, and some air
+  let inNeed = 0;
+  for (let i = 0; i < n.inputs; i++) {
+    inNeed = Math.max(inNeed, textWidth(n['input.position'][i] || String(i), f.inName) + 4, textWidth(inLabel(i) || '', f.inLinks) + 4);
+  }
+  const wantNamew = Math.max(namew0, Math.min(230, Math.ceil(inNeed) + 4));
+  const rest = rw0 - namew0;                         // gain, mute, meter: what is not the name
+  const no = n.outputs, ni = n.inputs;
+  const W = G.vp.offsetWidth, H = G.vp.offsetHeight;
+  const room = (ch) => W - (ch + ni * rh > H ? scrollbarWidth() : 0);
+  const across = Math.max(cw0, nameNeed);
+  // Across, a head holds its name, two lines of links, the picker (when the node has groups),
+  // some meter, gain, mute and delay: a short window's smaller head (the style's) grows to that.
+  const groups = (n.targets || []).length > 0;
+  let vertical = false, namew, cw, ch = Math.max(ch0, groups ? 196 : 176);
+  let a = room(ch);
+  if (a - (wantNamew + rest) >= no * across) namew = wantNamew;
+  else if (a - rw0 >= no * across) namew = Math.max(namew0, Math.min(wantNamew, a - rest - no * across));
+  if (namew !== undefined) {
+    cw = Math.max(across, Math.min(Math.max(CW_MAX, across), Math.floor((a - namew - rest) / no)));
+  } else {
+    // Up the column: the head grows by what the longest name needs beside its meter (the
+    // parts above and below it: padding, two lines of links, the picker, gain, mute, delay).
+    vertical = true;
+    ch = Math.max(ch0, (groups ? 150 : 132) + nameNeed);
+    a = room(ch);
+    namew = Math.max(namew0, Math.min(wantNamew, a - rest - no * cw0));
+    cw = Math.max(cw0, Math.min(CW_MAX, Math.floor((a - namew - rest) / no)));
+  }
+  const st = G.vp.style;
+  st.setProperty('--cw', cw + 'px');
+  st.setProperty('--namew', namew + 'px');
+  st.setProperty('--rw', (namew + rest) + 'px');
+  st.setProperty('--ch', ch + 'px');
+  const was = G.vp.classList.contains('vnames');
+  G.vp.classList.toggle('vnames', vertical);
+  return was !== vertical;
+}
+/** Sizes chosen again (the room or the node changed); strips made again if names turned. */
+function relayout() {
+  const turned = fitLayout();
+  if (turned) {
+    for (const e of G.cols.values()) e.remove();
+    G.cols.clear();
+    G.c0 = 0; G.c1 = -1;
+  }
+  if (readDims() || turned) {
+    layoutCanvas(true);
+    for (const e of G.cols.values()) e._k = '';
+    scheduleRender();
+  }
+  updateVirtual();
 }
 
 function layoutCanvas(reposition) {
@@ -618,6 +729,9 @@ function buildGrid() {
   if (c.t === 'cell' || c.t === 'in') c.i = Math.min(c.i, G.ni - 1);
   if (c.t === 'cell' || c.t === 'out') c.j = Math.min(c.j, G.no - 1);
   resizeMeters();
+  FIT.sig = layoutSig(n);
+  fitLayout();
+  readDims();
   layoutCanvas(false);
   G.corner.innerHTML = '';
   G.corner.append(
@@ -767,18 +881,26 @@ function makeOutStrip(j) {
   const e = h('div', { class: 'ostrip' + ((j + 1) % 8 === 0 ? ' g8r' : ''), 'data-testid': 'out-strip-' + j, role: 'columnheader' });
   e.id = 'o-' + j;
   e.style.transform = `translateX(${G.rw + j * G.cw}px)`;
-  const name = h('button', { class: 'chname', 'data-act': 'rename', title: 'Rename this output' });
-  const links = h('span', { class: 'links' });
+  // A head's label or picker may reach over the heads to its right (runs, below): each head
+  // lies over the next.
+  e.style.zIndex = String(Math.max(1, G.no - j));
+  const name = h('button', { class: 'chname', 'data-act': 'rename', title: 'Rename this output', 'data-testid': 'out-name-' + j });
+  const links = h('span', { class: 'links', 'data-testid': 'out-links-' + j });
+  const slot = h('div', { class: 'pickslot' });
   const gain = h('div', { class: 'val', 'data-testid': 'out-gain-' + j, 'data-v': 'out', role: 'spinbutton' });
   const mute = h('button', { class: 'mute', 'data-testid': 'out-mute-' + j, 'data-act': 'mute', 'aria-pressed': 'false', text: 'M' });
   const me = meterEls('v');
   me.m.setAttribute('data-testid', 'out-meter-' + j);
   me.m.setAttribute('data-peak', '');
   const clip = h('i', { class: 'clip', title: 'Clip (peak at 0 dBFS); click to clear' });
-  const mw = h('div', { class: 'mwrap', 'data-act': 'clip' }, clip, me.m);
+  const col = h('div', { class: 'mcol' }, clip, me.m);
+  // Names written up the column sit beside the meter; across, above everything.
+  const vertical = G.vp.classList.contains('vnames');
+  const mw = vertical ? h('div', { class: 'mwrap', 'data-act': 'clip' }, name, col) : h('div', { class: 'mwrap', 'data-act': 'clip' }, col);
   const delay = h('button', { class: 'dly', 'data-testid': 'out-delay-' + j, 'data-act': 'delay' });
-  e.append(name, links, mw, gain, mute, delay);
-  Object.assign(e, { _side: 'out', _i: j, _name: name, _links: links, _gain: gain, _mute: mute, _delay: delay, _clip: clip, _me: me, _k: '' });
+  if (vertical) e.append(links, slot, mw, gain, mute, delay);
+  else e.append(name, links, slot, mw, gain, mute, delay);
+  Object.assign(e, { _side: 'out', _i: j, _name: name, _links: links, _slot: slot, _gain: gain, _mute: mute, _delay: delay, _clip: clip, _me: me, _k: '' });
   gain._i = -1; gain._j = j;
   initMeterCache(e);
   patchStrip(e);
@@ -823,11 +945,78 @@ function chooseTarget(k, device) {
   lines[k] = device + lines[k].slice(t.first.length);
   change('targets', lines);
 }
+/** What input i's strip says it comes from: a virtual sink and what plays into it, or its links. */
+function inLabel(i) {
+  const n = S.node;
+  const name = n['input.position'][i] || String(i);
+  const device = deviceOf(name, true);
+  if (device) {
+    const streams = (n['device.streams'] || {})[device.name] || [];
+    return '◂ ' + device.description + (streams.length ? ': ' + streams.join(', ') : '');
+  }
+  return linkText((n['input.links'] || [])[i] || [], '←');
+}
+/** A node's name as a person knows it: a sink's description, else its name. */
+function peerLabel(nodeName) {
+  const s = (S.node.sinks || []).find((x) => x[0] === nodeName);
+  return s ? s[1] : nodeName;
+}
+/* Output heads in runs: what an output goes to (the virtual source it carries and who records
+ * from it, or the nodes its port is linked to: `→ Headphones`, the ports in its tooltip) is
+ * written once across the adjacent outputs that go to the same place in the same group, and a
+ * group's device picker once across its adjacent outputs. So a stereo pair's device reads in
+ * full over two narrow columns. Worked out once per node object. */
+const RT = { node: null, list: [] };
+function routes() {
+  const n = S.node;
+  if (RT.node === n) return RT.list;
+  const list = [];
+  for (let j = 0; j < n.outputs; j++) {
+    const name = n['output.position'][j] || String(j);
+    const device = deviceOf(name, false);
+    const links = (n['output.links'] || [])[j] || [];
+    const group = groupOf(name);
+    let label = null;
+    if (device) {
+      const streams = (n['device.streams'] || {})[device.name] || [];
+      label = '▸ ' + device.description + (streams.length ? ': ' + streams.join(', ') : '');
+    } else if (links.length) {
+      const peers = [];
+      for (const l of links) {
+        const c = l.lastIndexOf(':');
+        const p = peerLabel(c > 0 ? l.slice(0, c) : l);
+        if (!peers.includes(p)) peers.push(p);
+      }
+      label = '→ ' + peers.join(', ');
+    }
+    const r = { label, dev: !!device, group: group ? group.k : -1, device: group ? group.device : null, span: 1, cont: false, pick: 0 };
+    const prev = list[j - 1];
+    if (prev && prev.label === label && prev.group === r.group) {
+      r.cont = true;
+      let a = j - 1;
+      while (list[a].cont) a--;
+      list[a].span++;
+    }
+    list.push(r);
+  }
+  const anchored = new Set();
+  for (let j = 0; j < list.length; j++) {
+    const k = list[j].group;
+    if (k < 0 || anchored.has(k)) continue;
+    anchored.add(k);
+    let span = 1;
+    while (j + span < list.length && list[j + span].group === k) span++;
+    list[j].pick = span;
+  }
+  RT.node = n;
+  RT.list = list;
+  return list;
+}
 function targetPicker(e) {
   if (e._pick) return e._pick;
   const sel = h('select', { class: 'target', 'data-testid': 'out-target-' + e._i, title: 'The device these outputs follow' });
   sel.addEventListener('change', () => { const g = groupOf(S.node['output.position'][e._i]); if (g) chooseTarget(g.k, sel.value); });
-  e.insertBefore(sel, e._links.nextSibling);
+  e._slot.append(sel);
   e._pick = sel;
   return sel;
 }
@@ -839,38 +1028,47 @@ function patchStrip(e) {
   const port = n[input ? 'input.ports' : 'output.ports'][i] || '';
   const links = (n[input ? 'input.links' : 'output.links'] || [])[i] || [];
   const g = gainOf(tg), muted = muteOf(tg);
-  const device = deviceOf(name, input);
-  const streams = device ? ((n['device.streams'] || {})[device.name] || []) : [];
-  const group = input ? null : groupOf(name);
+  const route = input ? null : routes()[i];
   const sinks = n.sinks || [];
   const delay = input ? 0 : delayOf(i);
-  const k = name + '\u0001' + port + '\u0001' + links.join('\u0002') + '\u0001' + g + '\u0001' + muted + '\u0001'
-    + JSON.stringify([device, streams, group, group && group.first ? sinks : 0, delay]);
+  const lt = input ? inLabel(i) : (route.label || null);
+  const k = name + '\u0001' + port + '\u0001' + links.join('\u0002') + '\u0001' + g + '\u0001' + muted + '\u0001' + lt + '\u0001'
+    + (input ? '' : JSON.stringify([route, route.pick ? sinks : 0, delay, G.cw, (n.targets || []).length > 0]));
   if (k === e._k) return;
   e._k = k;
   e._name.textContent = name;
-  e._name.classList.toggle('long', name.length > (input ? 12 : 4));
-  let lt = linkText(links, input ? '←' : '→');
-  if (device) {
-    // A virtual device: its name, and what plays into it (records from it), not its ports.
-    lt = (input ? '◂ ' : '▸ ') + device.description + (streams.length ? ': ' + streams.join(', ') : '');
-  }
-  e._links.textContent = lt || 'not linked';
-  e._links.classList.toggle('none', !lt);
-  e._links.classList.toggle('dev', !!device);
-  e._links.setAttribute('data-testid', (input ? 'in' : 'out') + '-links-' + i);
-  if (group && group.first) {
-    const sel = targetPicker(e);
-    const options = [['default', 'Default device']].concat(sinks.map((s) => [s[0], s[1]]));
-    if (!options.some((o) => o[0] === group.device)) options.push([group.device, group.device + ' (absent)']);
-    sel.replaceChildren(...options.map((o) => h('option', { value: o[0], text: o[1] })));
-    sel.value = group.device;
-    sel.hidden = false;
-  } else if (e._pick) {
-    e._pick.hidden = true;
+  if (input) {
+    e._name.classList.toggle('long', name.length > 12);
+    e._links.textContent = lt || 'not linked';
+    e._links.classList.toggle('none', !lt);
+    e._links.classList.toggle('dev', !!deviceOf(name, true));
+    e._links.setAttribute('data-testid', 'in-links-' + i);
+  } else {
+    // The run's first head writes its label across the run; the others leave the line empty.
+    e._links.textContent = route.cont ? '' : (lt || 'not linked');
+    e._links.style.width = route.cont ? '' : (route.span * G.cw - 6) + 'px';
+    e._links.classList.toggle('none', !lt);
+    e._links.classList.toggle('dev', route.dev);
+    e._links.classList.toggle('run', !route.cont && route.span > 1);
+    e._links.classList.toggle('cont', route.cont);
+    const groups = (n.targets || []).length > 0;
+    e._slot.hidden = !groups;
+    if (route.pick) {
+      const sel = targetPicker(e);
+      const options = [['default', 'Default device']].concat(sinks.map((s) => [s[0], s[1]]));
+      if (!options.some((o) => o[0] === route.device)) options.push([route.device, route.device + ' (absent)']);
+      sel.replaceChildren(...options.map((o) => h('option', { value: o[0], text: o[1] })));
+      sel.value = route.device;
+      sel.title = 'These outputs follow: ' + (options.find((o) => o[0] === route.device) || ['', route.device])[1];
+      sel.style.width = (route.pick * G.cw - 6) + 'px';
+      sel.hidden = false;
+    } else if (e._pick) {
+      e._pick.hidden = true;
+    }
   }
   const what = input ? 'Input ' : 'Output ';
-  e.title = what + i + ': ' + name + ' (port ' + port + ')\n' + (lt ? (input ? 'from ' : 'to ') + links.join('\n    ') : 'not linked');
+  e.title = what + i + ': ' + name + ' (port ' + port + ')\n' + (links.length ? (input ? 'from ' : 'to ') + links.join('\n    ') : 'not linked')
+    + (lt && lt[0] !== '→' && lt[0] !== '←' ? '\n' + lt : '');
   e.setAttribute('aria-label', what + name + ', ' + sayGain(g) + (muted ? ', muted' : '') + ', ' + (lt || 'not linked'));
   const gt = fmtGain(g);
   e._gain.textContent = gt;
@@ -917,6 +1115,196 @@ let laterTimer = 0;
 function scheduleRenderLater() {
   if (laterTimer) return;
   laterTimer = setTimeout(() => { laterTimer = 0; scheduleRender(); }, 250);
+}
+
+/* ================================================================ 5b. the devices panel */
+
+/* The node's virtual devices (README: Crosspoint as your sound output), listed with what the
+ * node says of each (made, or waiting for a name another node has) and what plays into it;
+ * added, renamed and removed by setting the node's `devices` key through the change queue, as
+ * `crosspoint virtual add/rename/remove` do: the node checks the lines (a bad name, a name given
+ * twice) and adds the channels a new device needs. Nothing is sent that the node would read
+ * otherwise than the person meant (a name with a space), and its errors are said in the panel. */
+const DV = { open: false, key: '', editing: null, armed: null, armTimer: 0 };
+const LS_DEVICES = 'crosspoint.devices-open';
+
+/** The node's devices, read from its lines: {kind, name, description, positions, channels, line}. */
+function devicesOf(n) {
+  return (n.devices || []).map((line) => {
+    const d = parseLine(line);
+    return { kind: d.first, name: d.second, description: d.description || d.second,
+      positions: (d.flags.position || 'FL,FR').split(','), channels: (d.flags.channels || '').split(',').filter(Boolean), line };
+  });
+}
+/** A device's line with another name and description (its channels and options kept). */
+function renamedLine(line, name, description) {
+  const at = line.indexOf(' description=');
+  const words = (at >= 0 ? line.slice(0, at) : line).split(' ').filter(Boolean);
+  words[1] = name;
+  return words.join(' ') + ' description=' + description;
+}
+/** The node's error without what the page sent (`devices: device 4 'sink x ...': `): the reason. */
+function deviceReason(message) {
+  return message.replace(/^devices: device \d+ '[^]*?': /, '').replace(/^devices: /, '');
+}
+/** What can be said of a name before sending it: the node reads a line by its spaces. */
+function nameProblem(name, others) {
+  if (!name) return 'Type a name for the device (what --target and --device take), e.g. game.';
+  if (/\s/.test(name)) return `'${name}' is not a device name: no spaces (1 to 48 letters, digits, -, _ and ., starting with a letter or digit).`;
+  if (others.includes(name)) return `The node already has a device '${name}': rename or remove that one first.`;
+  return null;
+}
+function setDevices(lines) { return Q.put('devices', lines, true); }
+
+function renderDevices() {
+  const n = S.node;
+  const count = n ? (n.devices || []).length : 0;
+  const t = $('devices-toggle');
+  t.disabled = !n;
+  $('devices-count').textContent = n ? String(count) : '';
+  t.setAttribute('aria-expanded', String(DV.open && !!n));
+  const panel = $('devices');
+  const show = DV.open && !!n;
+  if (panel.hidden === show) panel.hidden = !show;
+  if (!show) return;
+  const kind = $('dev-kind').value;
+  $('dev-carries-label').textContent = kind === 'sink' ? 'Inputs it feeds' : 'Outputs it carries';
+  const stem = ($('dev-name').value.trim() || 'NAME').replace(/[^A-Za-z0-9]/g, '_');
+  $('dev-channels').placeholder = 'new: ' + $('dev-position').value.split(',').map((p) => stem + '_' + p).join(', ');
+  const status = n['device.status'] || {}, streams = n['device.streams'] || {};
+  const key = JSON.stringify([n.devices, status, streams, DV.editing, DV.armed]);
+  if (key === DV.key) return;
+  DV.key = key;
+  const list = $('device-list');
+  const devices = devicesOf(n);
+  // A rename being typed stays as it is while the node changes (its device still there).
+  if (DV.editing && list.querySelector('form.rename') && devices.some((d) => d.name === DV.editing)) return;
+  list.replaceChildren(...devices.map((d) => deviceItem(d, status[d.name], streams[d.name] || [])));
+  if (!devices.length) list.append(h('li', { class: 'devnone', text: 'No virtual devices yet: add one below.' }));
+}
+
+function deviceItem(d, state, streams) {
+  const li = h('li', { class: 'devitem', 'data-testid': 'device-' + d.name });
+  const side = d.kind === 'sink' ? 'inputs' : 'outputs';
+  if (DV.editing === d.name) {
+    const form = h('form', { class: 'devform rename', 'data-testid': 'dev-rename-form' });
+    const nm = h('input', { type: 'text', value: d.name, maxlength: '48', spellcheck: 'false', 'data-testid': 'dev-rename-name', 'aria-label': 'New name' });
+    const ds = h('input', { type: 'text', value: d.description, maxlength: '127', 'data-testid': 'dev-rename-desc', 'aria-label': 'New description' });
+    const err = h('div', { class: 'deverr', role: 'alert', 'data-testid': 'dev-rename-error' });
+    const cancel = h('button', { type: 'button', text: 'Cancel' });
+    form.append(h('label', {}, 'Name', nm), h('label', {}, 'Description', ds),
+      h('div', { class: 'row end' }, cancel, h('button', { type: 'submit', 'data-testid': 'dev-rename-save', text: 'Save' })), err);
+    cancel.addEventListener('click', () => { DV.editing = null; renderDevices(); });
+    form.addEventListener('keydown', (ev) => { if (ev.key === 'Escape') { DV.editing = null; renderDevices(); } });
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      const name = nm.value.trim();
+      let desc = ds.value.trim();
+      const devices = devicesOf(S.node);
+      const problem = nameProblem(name, devices.filter((x) => x.name !== d.name).map((x) => x.name));
+      if (problem) { err.textContent = problem; nm.focus(); return; }
+      // As the command line does: a description that was the name follows it.
+      if (!desc || (desc === d.description && d.description === d.name)) desc = name;
+      if (name === d.name && desc === d.description) { DV.editing = null; renderDevices(); return; }
+      const lines = devices.map((x) => (x.name === d.name ? renamedLine(x.line, name, desc) : x.line));
+      err.textContent = '';
+      try {
+        await setDevices(lines);
+        DV.editing = null;
+        notice(name === d.name ? 'Described ' + name + ' as ' + desc : 'Renamed ' + d.name + ' to ' + name);
+        renderDevices();
+      } catch (e) { err.textContent = 'Not renamed: ' + deviceReason(e.message); }
+    });
+    li.append(form);
+    setTimeout(() => { nm.focus(); nm.select(); }, 0);
+    return li;
+  }
+  let say = 'being made…', cls = 'wait';
+  if (state) {
+    const m = /^waiting \(node (\d+) has this name\)$/.exec(state);
+    if (/^ready/.test(state)) { say = 'ready'; cls = 'ok'; }
+    else if (m) { say = `not made: node ${m[1]} already has the name ${d.name}; it is made when that node goes (or rename it)`; cls = 'bad'; }
+    else if (/^failed/.test(state)) { say = state; cls = 'bad'; }
+    else say = state;
+  }
+  if (streams.length) say += ' · ' + streams.join(', ') + (d.kind === 'sink' ? ' playing' : ' recording');
+  const rename = h('button', { type: 'button', 'data-testid': 'dev-rename-' + d.name, text: 'Rename', title: 'Rename ' + d.name + ' or change its description (it is made again)' });
+  const armed = DV.armed === d.name;
+  const remove = h('button', { type: 'button', class: armed ? 'armed' : '', 'data-testid': 'dev-remove-' + d.name,
+    text: armed ? 'Remove ' + d.name + '?' : 'Remove',
+    title: 'Remove ' + d.name + ': its applications go to the default device; its ' + side + ' stay' });
+  li.append(
+    h('div', { class: 'devmain' },
+      h('div', { class: 'devtitle' }, h('span', { class: 'kind ' + d.kind, text: d.kind }), h('b', { text: d.description }), ' ', h('code', { text: d.name })),
+      h('div', { class: 'chans', text: d.positions.join(', ') + (d.kind === 'sink' ? ' → inputs ' : ' ← outputs ') + d.channels.join(', ') }),
+      h('div', { class: 'state ' + cls, 'data-testid': 'device-state-' + d.name, text: say })),
+    h('div', { class: 'acts' }, rename, remove));
+  rename.addEventListener('click', () => { DV.editing = d.name; DV.armed = null; $('device-error').textContent = ''; renderDevices(); });
+  // Remove asks twice: the first click arms the button for 3 s (as a preset's Delete).
+  remove.addEventListener('click', async () => {
+    clearTimeout(DV.armTimer);
+    if (DV.armed !== d.name) {
+      DV.armed = d.name;
+      DV.armTimer = setTimeout(() => { DV.armed = null; renderDevices(); }, 3000);
+      renderDevices();
+      return;
+    }
+    DV.armed = null;
+    const lines = devicesOf(S.node).filter((x) => x.name !== d.name).map((x) => x.line);
+    try {
+      await setDevices(lines);
+      notice('Removed ' + d.name);
+    } catch (e) { $('device-error').textContent = 'Not removed: ' + deviceReason(e.message); }
+    renderDevices();
+  });
+  return li;
+}
+
+function deviceControls() {
+  try { DV.open = localStorage.getItem(LS_DEVICES) === '1'; } catch (e) { /* ignore */ }
+  const toggle = (open) => {
+    DV.open = open;
+    try { localStorage.setItem(LS_DEVICES, open ? '1' : '0'); } catch (e) { /* ignore */ }
+    renderDevices();
+    if (open && S.node) $('dev-name').focus();
+  };
+  $('devices-toggle').addEventListener('click', () => toggle(!DV.open));
+  $('devices-close').addEventListener('click', () => { toggle(false); $('devices-toggle').focus(); });
+  for (const id of ['dev-kind', 'dev-position', 'dev-name']) $(id).addEventListener('input', () => { DV.key = ''; renderDevices(); });
+  const form = $('device-add'), err = $('device-error');
+  form.addEventListener('input', () => { err.textContent = ''; });
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (!S.node) return;
+    const kind = $('dev-kind').value, name = $('dev-name').value.trim(), desc = $('dev-desc').value.trim();
+    const positions = $('dev-position').value;
+    const channels = $('dev-channels').value.split(/[\s,]+/).filter(Boolean);
+    const devices = devicesOf(S.node);
+    const problem = nameProblem(name, devices.map((d) => d.name));
+    if (problem) { err.textContent = problem; err.scrollIntoView({ block: 'nearest' }); $('dev-name').focus(); return; }
+    const count = positions.split(',').length;
+    if (channels.length && channels.length !== count) {
+      err.textContent = `Give one ${kind === 'sink' ? 'input' : 'output'} for each of the device's ${count} channels (${positions}), or none for new ones.`;
+      $('dev-channels').focus();
+      return;
+    }
+    const line = kind + ' ' + name + ' position=' + positions + (channels.length ? ' channels=' + channels.join(',') : '')
+      + (desc ? ' description=' + desc : '');
+    err.textContent = '';
+    $('dev-add').disabled = true;
+    try {
+      await setDevices(devices.map((d) => d.line).concat([line]));
+      notice('Added ' + name);
+      $('dev-name').value = ''; $('dev-desc').value = ''; $('dev-channels').value = '';
+      DV.key = '';
+      renderDevices();
+    } catch (e) {
+      err.textContent = 'Not added: ' + deviceReason(e.message);
+      err.scrollIntoView({ block: 'nearest' });
+    } finally {
+      $('dev-add').disabled = false;
+    }
+  });
 }
 
 /* ================================================================ 6. gestures and the editor */
@@ -1455,6 +1843,7 @@ function boot() {
   numberField('inputs-count', 'inputs', 1, 256, true);
   numberField('outputs-count', 'outputs', 1, 256, true);
   presetControls();
+  deviceControls();
   $('error').addEventListener('click', () => { $('error').hidden = true; });
 
   api('api/status').then((s) => {
