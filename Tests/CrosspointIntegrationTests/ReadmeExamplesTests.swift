@@ -87,4 +87,64 @@ struct ReadmeExamplesTests {
                     "`\(example.command)` printed:\n\(lines.joined(separator: "\n"))\nthe README shows:\n\(example.output.joined(separator: "\n"))")
         }
     }
+
+    /// Every other command block of the README (indented `crosspoint ...` lines outside the
+    /// command-line section, which `theCommandLineSectionRunsAsWritten` runs) runs as written
+    /// against the setup whose node it names (conf/, with the stand-in interface), in the
+    /// README's order; `setup` lines in an empty home. Left to the tests that run them with
+    /// what they need: lines with a placeholder (NODE), `serve` (the servers' suites) and
+    /// `midi learn` (MIDIControlTests, a control moved while it waits).
+    @Test func everyCommandBlockRunsOnTheSetupItNames() throws {
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        var text = readme
+        if let start = readme.range(of: "## The `crosspoint` command") {
+            let rest = readme[start.upperBound...]
+            let end = rest.range(of: "\n## ").map(\.lowerBound) ?? rest.endIndex
+            text = String(readme[..<start.lowerBound]) + String(readme[end...])
+        }
+        // The setups' nodes: node.name -> the drop-in.
+        let conf = repositoryRoot.appendingPathComponent("conf")
+        var setups: [String: String] = [:]
+        for file in try FileManager.default.contentsOfDirectory(atPath: conf.path) where file.hasSuffix(".conf") && !file.contains("standalone") {
+            let body = try String(contentsOf: conf.appendingPathComponent(file), encoding: .utf8)
+            if let match = body.firstMatch(of: /\n\s*node\.name\s*=\s*"([^"]+)"/) { setups[String(match.1)] = conf.appendingPathComponent(file).path }
+        }
+        var bySetup: [(node: String, commands: [String])] = [], homeless: [String] = [], left: [String] = []
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) where line.hasPrefix("    crosspoint ") {
+            // The command without its comment (two spaces or more, then #).
+            let command = String(line.dropFirst(4)).replacing(/\s{2,}#.*$/, with: "").trimmingCharacters(in: .whitespaces)
+            let words = command.split(separator: " ").map(String.init)
+            if words.contains("NODE") || words[1] == "serve" || (words.count > 2 && words[1] == "midi" && words[2] == "learn") {
+                left.append(command)
+            } else if words[1] == "setup" {
+                homeless.append(command)
+            } else if let node = words.dropFirst(2).first(where: { setups[$0] != nil }) {
+                if let k = bySetup.firstIndex(where: { $0.node == node }) { bySetup[k].commands.append(command) } else { bySetup.append((node, [command])) }
+            } else {
+                Issue.record("README: `\(command)` names no setup's node")
+            }
+        }
+        print("README blocks: \(bySetup.map { "\($0.node): \($0.commands.count)" }.joined(separator: ", ")), setup: \(homeless.count), left to other tests: \(left)")
+        #expect(bySetup.contains { $0.node == "desk" } && !homeless.isEmpty)
+        let bin = URL(fileURLWithPath: crosspointExecutable).deletingLastPathComponent().path
+        for (node, commands) in bySetup {
+            let sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/interface.conf").path,
+                                                setups[node]!], pulse: true)
+            defer { sandbox.stop() }
+            _ = try sandbox.waitFor("\(node)") { $0.nodeID(node) != nil }
+            for command in commands {
+                let result = sandbox.run(["bash", "-c", "PATH='\(bin)':\"$PATH\"; \(command)"])
+                #expect(result.succeeded, "\(node): `\(command)`: \(result.stdout) \(result.stderr)")
+            }
+        }
+        // The setup commands: the command built in this checkout finds conf/.
+        let home = NSTemporaryDirectory() + "crosspoint-readme-home-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let checkout = repositoryRoot.appendingPathComponent(".build/release").path
+        for command in homeless {
+            let result = Sandbox.run(["bash", "-c", "PATH='\(checkout)':/usr/bin:/bin; \(command)"], environment: ["HOME": home])
+            #expect(result.succeeded, "`\(command)`: \(result.stdout) \(result.stderr)")
+        }
+    }
+
 }
