@@ -5,7 +5,9 @@
 #
 #   package-check.sh installed VERSION   enable the setup, start PipeWire and WirePlumber, play
 #                                         through the node, change it with the command, save a
-#                                         preset, ask `crosspoint serve`; leaves the daemons running
+#                                         preset, ask `crosspoint serve`, play into the virtual
+#                                         device of a second setup (crosspoint-mono) and record
+#                                         the stand-in interface; leaves the daemons running
 #   package-check.sh upgraded VERSION    (after installing a newer package over it) restart
 #                                         PipeWire: the node comes back with its state, the
 #                                         preset is there; leaves the daemons running
@@ -153,6 +155,29 @@ installed)
     answer / && grep -qi '<title>' "$out/serve-answer.txt" || fail "no page at /"
     kill "$serve"
     wait "$serve" || true
+
+    step "a setup's virtual device: a tone played into 'Mono output' is heard on the interface, both sides in both ears"
+    crosspoint setup enable crosspoint-mono >/dev/null
+    stop_daemon wireplumber
+    stop_daemon pipewire
+    start_daemons
+    wait_until 10 node_listed mono || fail "no mono node after enabling crosspoint-mono"
+    pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=check-interface
+        media.class=Audio/Sink object.linger=true audio.position=[ FL FR ] priority.session=1009 priority.driver=1009 }' >/dev/null
+    wait_until 10 has_port -i check-interface:playback_FR || fail "the stand-in interface has no ports"
+    wait_until 10 has_port -i mono-output:playback_FR || fail "the setup's device mono-output has no ports"
+    linked_to_interface() { pw-link -l 2>/dev/null | grep -A1 '^mono:out_FR' | grep -q 'check-interface:playback_FR'; }
+    wait_until 10 linked_to_interface || fail "the mono node's outputs do not reach the interface: $(pw-link -l | grep -A1 '^mono:')"
+    pw-record --target check-interface -P '{ stream.capture.sink = true }' --channels 2 --channel-map FL,FR \
+        --format f32 "$out/mono-device.wav" &
+    recorder=$!
+    sleep 0.5
+    pw-cat --playback --target mono-output "$out/in.wav"
+    sleep 0.3
+    kill -INT "$recorder"
+    wait "$recorder" || true
+    [ -s "$out/mono-device.wav" ] || fail "nothing recorded into mono-device.wav"
+    crosspoint setup disable crosspoint-mono >/dev/null   # gone at the next restart (upgraded)
     ;;
 upgraded)
     step "the newer package is in place; the daemon still runs the module it had loaded"
