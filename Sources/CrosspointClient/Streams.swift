@@ -10,7 +10,7 @@ public struct AppStream: Sendable, Equatable {
     public enum Kind: String, Sendable, Equatable {
         case playback, recording
         /// The stream's media class.
-        public var mediaClass: String { self == .playback ? "Stream/Output/Audio" : "Stream/Input/Audio" }
+        public var mediaClass: String { self == .playback ? MediaClass.playbackStream : MediaClass.recordingStream }
     }
 
     public let node: GraphNode

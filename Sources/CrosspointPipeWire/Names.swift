@@ -36,6 +36,11 @@ public enum MediaClass {
     /// link it by itself (a null sink's kind for a source).
     public static let virtualSource = "Audio/Source/Virtual"
 
+    /// An application's playback stream (pavucontrol's Playback, pactl's sink-inputs).
+    public static let playbackStream = "Stream/Output/Audio"
+    /// An application's recording stream (pavucontrol's Recording, pactl's source-outputs).
+    public static let recordingStream = "Stream/Input/Audio"
+
     /// A source: a device applications record from (a microphone, an interface's capture).
     public static let source = "Audio/Source"
 
