@@ -4,22 +4,49 @@ import CrosspointPipeWire
 import Glibc
 
 /// The applications' streams (playback and recording), listed and moved: the one code behind
-/// `crosspoint apps` and `crosspoint move` (AppsCommands.swift prints what it returns), for the
-/// control surface to call too. Names come as the person typed them (the command
+/// `crosspoint apps` and `crosspoint move` (AppsCommands.swift prints what it returns) and the
+/// control surface's `GET /api/apps`, `POST /api/apps/move` and WebSocket `apps` messages
+/// (ServeCommand.swift, ServeSurface.swift). Names come as the person typed them (the command
 /// restores its words first); errors are the command's own (`CommandError`): an application or
-/// a device that is not there is `notFound`, anything else `invalid`.
+/// a device that is not there is `notFound` (the API's 404), anything else `invalid` (400).
 enum Apps {
     // MARK: Listing
 
-    /// Every stream, where it plays or records, and its target: `apps --json`.
-    static func listing(_ session: Session) throws -> AppsListing {
+    /// Every stream, where it plays or records, and its target: `apps --json`. `metadata` is the
+    /// `default` metadata by subject when the caller has read it already.
+    static func listing(_ session: Session, metadata: [UInt32: [String: String]]? = nil) throws -> AppsListing {
         let streams = try streams(session)
         let devices = mixerDevices(session)
-        let targets = (try? session.client.metadataBySubject(DefaultMetadataKey.metadataName)) ?? [:]
+        let targets = metadata ?? (try? session.client.metadataBySubject(DefaultMetadataKey.metadataName)) ?? [:]
         return AppsListing(apps: streams.map { stream in
             AppsListing.App(stream, places: session.graph.places(of: stream, devices: devices),
                             target: session.graph.target(of: stream, metadata: targets[stream.id] ?? [:]))
         })
+    }
+
+    /// What the surface's Apps panel draws: the listing, and the devices a stream can be moved
+    /// to (sinks for playback, sources for recording: id, name and description, by description),
+    /// with the default of each kind now. One read of the `default` metadata for both.
+    struct SurfaceView {
+        struct Device: Encodable { let id: UInt32, name: String, description: String }
+        let apps: [AppsListing.App]
+        let sinks: [Device]
+        let sources: [Device]
+        let defaultSink: String?
+        let defaultSource: String?
+    }
+
+    static func surfaceView(_ session: Session) throws -> SurfaceView {
+        let metadata = (try? session.client.metadataBySubject(DefaultMetadataKey.metadataName)) ?? [:]
+        let listing = try listing(session, metadata: metadata)
+        func devices(_ kind: (GraphNode) -> Bool) -> [SurfaceView.Device] {
+            session.graph.nodes.filter(kind).map { SurfaceView.Device(id: $0.id, name: $0.name, description: $0.description.isEmpty ? $0.name : $0.description) }
+                .sorted { ($0.description.lowercased(), $0.name) < ($1.description.lowercased(), $1.name) }
+        }
+        let defaults = metadata[0] ?? [:]
+        return SurfaceView(apps: listing.apps, sinks: devices(\.isSink), sources: devices(\.isSource),
+                           defaultSink: defaults[DefaultMetadataKey.sink].flatMap(DefaultMetadataKey.deviceName(inJSON:)),
+                           defaultSource: defaults[DefaultMetadataKey.source].flatMap(DefaultMetadataKey.deviceName(inJSON:)))
     }
 
     /// The applications' streams, with the application names and process ids their clients give.
@@ -48,7 +75,7 @@ enum Apps {
         let report: MoveReport
     }
 
-    /// What `crosspoint move --json` prints.
+    /// What `crosspoint move --json` prints (and `POST /api/apps/move` answers as `report`).
     struct MoveReport: Encodable {
         struct Moved: Encodable { let id: UInt32, app: String, kind: String, from: [String], to: String }
         /// The device (the first stream's, for `--to default` with streams of both kinds).
@@ -209,7 +236,7 @@ enum Apps {
     }
 }
 
-/// `crosspoint apps --json`.
+/// `crosspoint apps --json` (and `GET /api/apps`).
 struct AppsListing: Encodable {
     struct Place: Encodable {
         struct Mixer: Encodable { let node: String, inputs: [String] }

@@ -15,7 +15,7 @@ enum CommandError: Error, CustomStringConvertible {
     case file(String, String)
     case invalid(String)
     /// Something the person named that is not there (an application, a device to move it to):
-    /// said as `reason`; `argument` is what named it (`app`, `to`).
+    /// said as `reason`; `argument` is what named it (`app`, `to`: the API answers 404, naming it).
     case notFound(String, argument: String)
     case notApplied(node: String, detail: String)
 
