@@ -49,6 +49,27 @@ enum Apps {
                            defaultSource: defaults[DefaultMetadataKey.source].flatMap(DefaultMetadataKey.deviceName(inJSON:)))
     }
 
+    /// What the apps view depends on in the graph, cheap to make: the streams (with their
+    /// properties), the sinks and sources, and every link to or from one of them. The surface
+    /// reads the view again (reading every Crosspoint node's Props: tens of milliseconds with a
+    /// 256 x 256 node) only when this changed, not at every graph change (a client coming and
+    /// going, as every pw-cli and pw-dump does, is one).
+    static func graphSignature(_ graph: GraphSnapshot) -> String {
+        var involved = Set<UInt32>()
+        var parts: [String] = []
+        for node in graph.nodes {
+            let stream = node.mediaClass == AppStream.Kind.playback.mediaClass || node.mediaClass == AppStream.Kind.recording.mediaClass
+            guard stream || node.isSink || node.isSource else { continue }
+            involved.insert(node.id)
+            parts.append("\(node.id) \(node.name) \(node.description) \(node.mediaClass ?? "")")
+            if stream { parts.append(node.properties.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "\u{1}")) }
+        }
+        for link in graph.links where involved.contains(link.outputNode) || involved.contains(link.inputNode) {
+            parts.append("\(link.outputNode):\(link.outputPort)>\(link.inputNode):\(link.inputPort)")
+        }
+        return parts.joined(separator: "\n")
+    }
+
     /// The applications' streams, with the application names and process ids their clients give.
     private static func streams(_ session: Session) throws -> [AppStream] {
         session.graph.appStreams(clients: try session.client.clientProperties())

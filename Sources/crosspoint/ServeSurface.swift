@@ -53,8 +53,9 @@ struct APIError: Error {
 ///   whoever changed them); it pushes the node object again to the WebSockets that watch it,
 ///   when its text changed. So a `pw-cli set-param` reaches the page as a param event, not
 ///   by polling. The applications' streams (`Apps.surfaceView`: what plays and records where,
-///   and the devices to move them to) are read again after a graph change too, at most every
-///   250 ms and only while a WebSocket is open, and pushed as an `apps` message when they differ;
+///   and the devices to move them to) are read again after a graph change that concerns them
+///   (`Apps.graphSignature`: streams, sinks, sources and their links), at most every 250 ms and
+///   only while a WebSocket is open, and pushed as an `apps` message when they differ;
 /// - holds one level lease (33 ms) on every watched node, shared by every browser watching
 ///   it, and pushes the node's latest reading as it arrives.
 ///
@@ -97,6 +98,8 @@ final class Surface: @unchecked Sendable {
     private var appsPending = false
     private var appsRead = ContinuousClock.now
     private var appsMessage = ""
+    /// `Apps.graphSignature` of the graph the apps were last read from.
+    private var appsSignature = ""
     /// OSC (`serve --osc`): set before the thread starts; its followed nodes are watched too.
     var osc: OSCServer?
     /// The OSC-followed nodes whose state OSC has had.
@@ -241,6 +244,7 @@ final class Surface: @unchecked Sendable {
             sent.removeAll()
             graphPending = true
             appsPending = true
+            appsSignature = ""
         } catch {
             session = nil
             watcher = nil
@@ -297,7 +301,11 @@ final class Surface: @unchecked Sendable {
             try? session.refresh()
             publishNodes(session)
             dirty.formUnion(watched)
-            appsPending = true
+            let signature = Apps.graphSignature(session.graph)
+            if signature != appsSignature {
+                appsSignature = signature
+                appsPending = true
+            }
         }
         // The applications' streams, for the pages (none open: read when one connects).
         if appsPending, !watching.isEmpty, ContinuousClock.now - appsRead >= .milliseconds(250) {
