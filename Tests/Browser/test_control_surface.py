@@ -1232,11 +1232,18 @@ class ControlSurface(unittest.TestCase):
             return sb.run(["pw-metadata", "-n", "default"]).stdout
 
         def text(testid):
-            e = b.find(testid)
-            return e.text if e is not None else None
+            """The element's text, read in one call (the rows are made again as the list changes)."""
+            return b.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.innerText : null;", testid)
 
         def choose(pid, value):
-            Select(b.find(f"app-target-{pid}")).select_by_value(value)
+            from selenium.common.exceptions import StaleElementReferenceException
+            for attempt in range(5):   # (the row may be made again between finding and choosing)
+                try:
+                    Select(b.find(f"app-target-{pid}")).select_by_value(value)
+                    return
+                except StaleElementReferenceException:
+                    time.sleep(0.1)
+            raise Failure(f"the picker of {pid} kept changing")
 
         player = recorder = None
         made = []
@@ -1289,7 +1296,7 @@ class ControlSurface(unittest.TestCase):
             wait_until("both streams in the panel", lambda: b.find(f"app-{pid}") is not None and b.find(f"app-{rid}") is not None, timeout=10)
             self.assertIsNotNone(b.attr("devices-panel", "hidden"), "one panel at a time")
             self.assertEqual(b.find("apps-toggle").text.split()[-1], str(len(listed["apps"])))
-            row, rrow = b.find(f"app-{pid}").text, b.find(f"app-{rid}").text
+            row, rrow = text(f"app-{pid}"), text(f"app-{rid}")
             log(f"player's row: {row!r}; recorder's row: {rrow!r}")
             self.assertIn("plays", row.lower())
             self.assertIn("pw-play", row)
