@@ -7,7 +7,8 @@ import Glibc
 /// `crosspoint apps` and `crosspoint move`: the applications' streams (playback and
 /// recording), where each plays or records, whether it is pinned to a device or follows the
 /// default, and moving one to another device through the session manager (README: Crosspoint
-/// as your sound output).
+/// as your sound output). What they list and do is `Apps` (Apps.swift), shared with the
+/// control surface; here: the commands' words and how they print it.
 struct AppsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apps",
@@ -33,15 +34,10 @@ struct AppsCommand: ParsableCommand {
 
     func run() throws {
         let session = try connection.connect()
-        let streams = try appStreams(session)
-        let devices = mixerDevices(session)
-        let targets = (try? session.client.metadataBySubject(DefaultMetadataKey.metadataName)) ?? [:]
-        let listed = streams.map { stream in
-            AppsListing.App(stream, places: session.graph.places(of: stream, devices: devices),
-                            target: session.graph.target(of: stream, metadata: targets[stream.id] ?? [:]))
-        }
+        let listing = try Apps.listing(session)
+        let listed = listing.apps
         if json {
-            print(try JSONText.encode(AppsListing(apps: listed)), terminator: "")
+            print(try JSONText.encode(listing), terminator: "")
             return
         }
         guard !listed.isEmpty else {
@@ -57,85 +53,6 @@ struct AppsCommand: ParsableCommand {
         }
         printTable([["ID", "APP", "PID", "ROLE", "KIND", "STREAM", "ON", "TARGET"]] + rows, terminal: Terminal(colour: .auto, width: nil))
     }
-}
-
-struct AppsListing: Encodable {
-    struct Place: Encodable {
-        struct Mixer: Encodable { let node: String, inputs: [String] }
-        let id: UInt32, name: String, description: String
-        /// The Crosspoint node and channels the audio reaches (or comes from) through this
-        /// device (nil for a device of its own): a playback stream's inputs, a recording's outputs.
-        let mixer: Mixer?
-        /// "inputs" or "outputs": what `mixer.inputs` are (not encoded: JSON keeps `inputs`).
-        private let word: String
-
-        init(_ place: StreamPlace, kind: AppStream.Kind) {
-            (id, name, description) = (place.node.id, place.node.name, place.node.description)
-            mixer = place.mixer.map { Mixer(node: $0.name, inputs: $0.inputs) }
-            word = kind == .playback ? "inputs" : "outputs"
-        }
-
-        enum CodingKeys: String, CodingKey { case id, name, description, mixer }
-
-        /// `interface`, `game (desk inputs game_FL, game_FR)`, `desk (inputs FL)`.
-        var text: String {
-            guard let mixer else { return name.printable }
-            let channels = mixer.inputs.isEmpty ? "" : " \(word) " + mixer.inputs.joined(separator: ", ")
-            return mixer.node == name ? "\(name)\(channels.isEmpty ? "" : " (\(channels.dropFirst()))")".printable
-                : "\(name) (\(mixer.node)\(channels))".printable
-        }
-    }
-
-    struct App: Encodable {
-        let id: UInt32, app: String, node: String, pid: Int?, role: String?, media: String?
-        let kind: AppStream.Kind
-        /// The device the stream is pinned to; nil: it follows the default device.
-        let pinnedTo: String?
-        /// Where it plays (or, recording, where it records from).
-        let plays: [Place]
-
-        init(_ stream: AppStream, places: [StreamPlace], target: StreamTarget) {
-            (id, app, node, pid, role, media) = (stream.id, stream.application, stream.node.name, stream.pid, stream.role, stream.media)
-            kind = stream.kind
-            if case let .pinned(device) = target { pinnedTo = device } else { pinnedTo = nil }
-            plays = places.map { Place($0, kind: stream.kind) }
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            // Absent values are null, not left out: a script reads every key of every app.
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(app, forKey: .app)
-            try c.encode(node, forKey: .node)
-            try c.encode(pid, forKey: .pid)
-            try c.encode(role, forKey: .role)
-            try c.encode(media, forKey: .media)
-            try c.encode(kind.rawValue, forKey: .kind)
-            try c.encode(pinnedTo == nil, forKey: .followsDefault)
-            try c.encode(pinnedTo, forKey: .pinnedTo)
-            try c.encode(plays, forKey: .plays)
-        }
-
-        enum CodingKeys: String, CodingKey { case id, app, node, pid, role, media, kind, followsDefault, pinnedTo, plays }
-    }
-
-    let apps: [App]
-}
-
-/// The applications' streams, with the application names and process ids their clients give.
-private func appStreams(_ session: Session) throws -> [AppStream] {
-    session.graph.appStreams(clients: try session.client.clientProperties())
-}
-
-/// Every Crosspoint node's virtual devices, by device name (a node whose Props cannot be read
-/// is left out: its devices are then found by their links).
-private func mixerDevices(_ session: Session) -> [String: MixerDevice] {
-    var devices: [String: MixerDevice] = [:]
-    for node in session.crosspointNodes {
-        guard let target = try? session.target("\(node.id)"), let mixer = try? session.mixer(of: target) else { continue }
-        for device in mixer.devices { devices[device.name] = MixerDevice(mixer: node.name, inputs: device.channels) }
-    }
-    return devices
 }
 
 struct MoveCommand: ParsableCommand {
@@ -171,158 +88,11 @@ struct MoveCommand: ParsableCommand {
             completion: .custom { words, _, prefix in Completion.sinks(words, prefix: prefix) })
     var to: String
 
-    struct Report: Encodable {
-        struct Moved: Encodable { let id: UInt32, app: String, kind: String, from: [String], to: String }
-        /// The device (the first stream's, for `--to default` with streams of both kinds).
-        let device: String
-        let id: UInt32
-        /// `--to default`: the streams follow the default device from now on.
-        let followsDefault: Bool
-        let moved: [Moved]
-    }
-
     func run() throws {
         let session = try connection.connect()
-        let streams = try appStreams(session)
-        let word = CommandLineWords.restore(to)
-        // Both named and checked before anything is set.
-        let named = try find(CommandLineWords.restore(app), among: streams)
-        let toDefault = Self.defaultWords[word]
-        let moves: [(stream: AppStream, device: GraphNode)]
-        if let kinds = toDefault {
-            let chosen = named.filter { kinds.contains($0.kind) }
-            guard !chosen.isEmpty else { throw CommandError.invalid(noStream(of: kinds.first!, in: named, device: word)) }
-            moves = try chosen.map { ($0, try defaultDevice($0.kind, session)) }
-        } else {
-            let device = try device(word, session, for: Set(named.map(\.kind)))
-            let kind: AppStream.Kind = device.isSink ? .playback : .recording
-            let chosen = named.filter { $0.kind == kind }
-            guard !chosen.isEmpty else { throw CommandError.invalid(noStream(of: kind, in: named, device: "\(device.name.printable) (a \(device.isSink ? "sink" : "source"))")) }
-            moves = chosen.map { ($0, device) }
-        }
-        if let stuck = moves.first(where: \.stream.refusesMoving) {
-            throw CommandError.invalid("\(label(stuck.stream)) asks not to be moved (node.dont-move); nothing was changed")
-        }
-        let before = Dictionary(uniqueKeysWithValues: moves.map { ($0.stream.id, session.graph.places(of: $0.stream).map(\.node.name)) })
-        for (stream, device) in moves {
-            if toDefault != nil { try session.client.moveStreamToDefault(stream.node) } else { try session.client.moveStream(stream.id, to: device) }
-        }
-        try waitForMove(moves, before: before, session)
-
+        let moved = try Apps.move(CommandLineWords.restore(app), to: CommandLineWords.restore(to), session)
         let reporter = output.reporter
-        for (stream, device) in moves {
-            let from = before[stream.id] ?? []
-            let verb = stream.kind == .playback ? "plays" : "records"
-            if toDefault != nil {
-                reporter.say("\(label(stream)) \(verb) \(stream.kind == .playback ? "on" : "from") the default device (\(device.name.printable) now) and follows it"
-                             + (from.isEmpty || from == [device.name] ? "" : "; it was on \(from.joined(separator: ", ").printable)"))
-            } else if from == [device.name] {
-                reporter.say("\(label(stream)) already \(verb) \(stream.kind == .playback ? "on" : "from") \(device.name.printable); kept there")
-            } else {
-                reporter.say("moved \(label(stream)) " + (from.isEmpty ? "" : "from \(from.joined(separator: ", ").printable) ")
-                             + "to \(device.name.printable)")
-            }
-        }
-        try reporter.emit(Report(device: moves[0].device.name, id: moves[0].device.id, followsDefault: toDefault != nil, moved: moves.map {
-            Report.Moved(id: $0.stream.id, app: $0.stream.application, kind: $0.stream.kind.rawValue, from: before[$0.stream.id] ?? [], to: $0.device.name)
-        }))
-    }
-
-    /// `Firefox (id 71, pid 4711)`; `pw-play (id 74, pid 4790, stream player)` when the
-    /// stream's node.name is not the application's name.
-    private func label(_ stream: AppStream) -> String {
-        "\(stream.application.printable) (id \(stream.id)" + (stream.pid.map { ", pid \($0)" } ?? "")
-            + (stream.node.name == stream.application ? "" : ", stream \(stream.node.name.printable)") + ")"
-    }
-
-    /// Why none of the `named` streams can go to `device`: they are all of the other kind.
-    private func noStream(of kind: AppStream.Kind, in named: [AppStream], device: String) -> String {
-        let what = kind == .playback ? "playback stream (it records: give a source)" : "recording stream (it plays: give a sink)"
-        return "\(named.map(label).joined(separator: ", ")) has no \(what); \(device) takes only "
-            + (kind == .playback ? "playback" : "recording") + " streams; nothing was changed"
-    }
-
-    /// The streams APP names: a stream's id, else a process id; an application's name, else a
-    /// stream's node.name, else an application's name in any case (`firefox` for Firefox).
-    private func find(_ token: String, among streams: [AppStream]) throws -> [AppStream] {
-        var found: [AppStream] = []
-        if let number = UInt32(token) {
-            found = streams.filter { $0.id == number }
-            if found.isEmpty { found = streams.filter { $0.pid == Int(number) } }
-        } else {
-            found = streams.filter { $0.application == token }
-            if found.isEmpty { found = streams.filter { $0.node.name == token } }
-            if found.isEmpty { found = streams.filter { $0.application.lowercased() == token.lowercased() } }
-        }
-        guard found.isEmpty else { return found }
-        guard !streams.isEmpty else { throw CommandError.invalid("unknown application '\(token.printable)': no application is playing or recording") }
-        let (ordered, close) = NameSuggestions.rank(token, streams) { [$0.application, $0.node.name] }
-        let suggestion = NameSuggestions.phrase(close.map { $0.application.printable })
-        throw CommandError.invalid("unknown application '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
-                                   + "the applications playing or recording are: " + ordered.map(label).joined(separator: ", "))
-    }
-
-    /// The words `--to` takes for the default device, and the streams each takes.
-    static let defaultWords: [String: Set<AppStream.Kind>] = [
-        "default": [.playback, .recording], "@DEFAULT_SINK@": [.playback], "@DEFAULT_SOURCE@": [.recording],
-    ]
-
-    /// The device the session manager plays to (or records from) by default now.
-    private func defaultDevice(_ kind: AppStream.Kind, _ session: Session) throws -> GraphNode {
-        let name = kind == .playback ? try session.client.defaultSinkName() : try session.client.defaultSourceName()
-        guard let name, let device = session.graph.nodes.first(where: { (kind == .playback ? $0.isSink : $0.isSource) && $0.name == name }) else {
-            throw CommandError.invalid("there is no default \(kind == .playback ? "sink" : "source") now (none, or no session manager to choose one); nothing was changed")
-        }
-        return device
-    }
-
-    /// The sink or source DEVICE names (a sink first: a duplex device is both); a node that
-    /// is neither is refused by what it is.
-    private func device(_ token: String, _ session: Session, for kinds: Set<AppStream.Kind>) throws -> GraphNode {
-        let nodes = session.graph.nodes
-        func find(_ among: [GraphNode]) -> GraphNode? {
-            UInt32(token).flatMap { id in among.first { $0.id == id } } ?? among.first { $0.name == token } ?? among.first { $0.description == token }
-        }
-        let sinks = nodes.filter(\.isSink), sources = nodes.filter(\.isSource)
-        let wanted = kinds == [.recording] ? [sources, sinks] : [sinks, sources]
-        if let device = find(wanted[0]) ?? find(wanted[1]) { return device }
-        let choices = kinds.contains(.playback) && kinds.contains(.recording) ? sinks + sources : kinds.contains(.recording) ? sources : sinks
-        let what = kinds == [.recording] ? "source" : kinds == [.playback] ? "sink" : "sink or source"
-        guard let other = find(nodes) else {
-            let (ordered, close) = NameSuggestions.rank(token, choices) { [$0.name, $0.description] }
-            let suggestion = NameSuggestions.phrase(close.map { $0.name.printable })
-            throw CommandError.invalid("unknown \(what) '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
-                + (ordered.isEmpty ? "there is none" : "the \(what)s are: " + ordered.map(session.label).joined(separator: ", ")))
-        }
-        let reason = other.crosspointShape != nil
-            ? "it is a Crosspoint node; use one of its virtual devices (crosspoint virtual list \(other.name.printable))"
-            : "its media.class is " + (other.mediaClass?.printable ?? "not set")
-        throw CommandError.invalid("'\(token.printable)' (id \(other.id)) is not a \(what): \(reason); the \(what)s are: "
-                                   + choices.map(session.label).joined(separator: ", "))
-    }
-
-    /// Waits until each stream that was linked is linked to its device alone (the session
-    /// manager relinks it within a moment), or has ended. A stream that was not linked is not
-    /// waited for.
-    private func waitForMove(_ moves: [(stream: AppStream, device: GraphNode)], before: [UInt32: [String]], _ session: Session) throws {
-        let waiting = moves.filter { !(before[$0.stream.id] ?? []).isEmpty }
-        guard !waiting.isEmpty else { return }
-        let deadline = ContinuousClock.now + .seconds(5)
-        while true {
-            try session.refresh()
-            let graph = session.graph
-            let pending = waiting.filter { move in
-                guard graph.node(move.stream.id) != nil else { return false }  // it ended
-                return graph.places(of: move.stream).map(\.node.id) != [move.device.id]
-            }
-            if pending.isEmpty { return }
-            guard ContinuousClock.now < deadline else {
-                let now = pending.map { "\(label($0.stream)) is on " + graph.places(of: $0.stream).map(\.node.name).joined(separator: ", ").printable }
-                throw CommandError.invalid("the session manager did not move "
-                    + pending.map { "\(label($0.stream)) to \($0.device.name.printable)" }.joined(separator: ", ")
-                    + " within 5 s (\(now.joined(separator: "; "))); its target is set in the default metadata")
-            }
-            _ = try session.client.iterateOnce(milliseconds: 50)
-        }
+        for line in moved.lines { reporter.say(line) }
+        try reporter.emit(moved.report)
     }
 }

@@ -391,6 +391,22 @@ enum ServeRoutes {
         return name
     }
 
+    /// `{"app": APP, "to": DEVICE}`: what `crosspoint move APP --to DEVICE` takes (a stream's
+    /// id or an application's name or process id; a device's name, description or id, or
+    /// `default`), as text or a whole number.
+    static func move(_ request: Request) async throws -> (app: String, to: String) {
+        let body = try await body(request, keys: ["app", "to"])
+        func word(_ key: String, _ example: String) throws -> String {
+            switch body[key] {
+            case let .string(text)? where !text.isEmpty && text.utf8.count <= 1024: return text
+            case let .number(n)? where UInt32(exactly: n) != nil: return String(UInt32(exactly: n)!)
+            default: throw APIError(400, "expected {\"app\": \"firefox\", \"to\": \"game\"}: \(key) is \(example)", key: key)
+            }
+        }
+        return (try word("app", "a stream's id, an application's name or process id (see GET /api/apps)"),
+                try word("to", "a sink's or a source's name, description or id, or \"default\""))
+    }
+
     static func node(_ context: some RequestContext) throws -> String {
         guard let node = context.parameters.get("node"), !node.isEmpty, node.utf8.count <= 256 else {
             throw APIError(404, "name a node: /api/nodes/ID", key: "node")
@@ -456,6 +472,25 @@ enum ServeRoutes {
             let body = try await body(request, keys: ["key"])
             return json(try await surface.perform { session in
                 do { return try SurfaceAPI.learn(body, node: node, session) } catch { throw APIError.from(error, key: "key") }
+            })
+        }
+        router.get("/api/apps") { _, _ in
+            json(try await surface.perform { session in
+                do {
+                    try session.refresh()
+                    return try JSONText.encode(Apps.listing(session))
+                } catch { throw APIError.from(error) }
+            })
+        }
+        router.post("/api/apps/move") { request, _ in
+            let (app, to) = try await move(request)
+            return json(try await surface.perform { session in
+                do {
+                    try session.refresh()
+                    let moved = try Apps.move(app, to: to, session)
+                    surface.appsChanged()
+                    return "{\"report\":\(NodeJSON.compact(moved.report)),\"said\":\(JSONValue.array(moved.lines.map(JSONValue.string)).compactText)}"
+                } catch { throw APIError.from(error) }
             })
         }
         router.get("/api/presets") { _, _ in json(store.list()) }

@@ -28,6 +28,7 @@ struct APIError: Error {
         switch error {
         case let error as APIError: error
         case let CommandError.unknownNode(token, _, _): APIError(404, "no Crosspoint node is called '\(token.printable)'", key: "node")
+        case let CommandError.notFound(reason, argument): APIError(404, reason, key: argument)
         case let error as CommandError: APIError(400, error.description, key: key)
         case let error as CrosspointError: APIError(400, error.description.printable, key: key)
         case let error as ClientError: APIError(503, error.description, key: nil)
@@ -51,7 +52,10 @@ struct APIError: Error {
 ///   watched nodes' info (a Crosspoint node announces new params whenever its Props change,
 ///   whoever changed them); it pushes the node object again to the WebSockets that watch it,
 ///   when its text changed. So a `pw-cli set-param` reaches the page as a param event, not
-///   by polling;
+///   by polling. The applications' streams (`Apps.surfaceView`: what plays and records where,
+///   and the devices to move them to) are read again after a graph change that concerns them
+///   (`Apps.graphSignature`: streams, sinks, sources and their links), at most every 250 ms and
+///   only while a WebSocket is open, and pushed as an `apps` message when they differ;
 /// - holds one level lease (33 ms) on every watched node, shared by every browser watching
 ///   it, and pushes the node's latest reading as it arrives.
 ///
@@ -76,8 +80,8 @@ final class Surface: @unchecked Sendable {
     private let jobs = Mutex<[@Sendable (Session?) -> Void]>([])
     private let subscribers = Mutex<[Int: Subscriber]>([:])
     private let nextSubscriber = Atomic<Int>(1)
-    /// The last status and node list sent, for a WebSocket that just connected.
-    private let latest = Mutex<(status: String, nodes: String)>(("", "[]"))
+    /// The last status, node list and apps message sent, for a WebSocket that just connected.
+    private let latest = Mutex<(status: String, nodes: String, apps: String)>(("", "[]", ""))
     private let isConnected = Atomic<Bool>(false)
 
     // Owned by the surface's thread.
@@ -89,6 +93,13 @@ final class Surface: @unchecked Sendable {
     private var refreshed = ContinuousClock.now
     private var dirty = Set<UInt32>()
     private var nodeList = ""
+    /// The applications' streams: to be read again (the graph changed, a move was made), when
+    /// they were last read, and the last `apps` message sent.
+    private var appsPending = false
+    private var appsRead = ContinuousClock.now
+    private var appsMessage = ""
+    /// `Apps.graphSignature` of the graph the apps were last read from.
+    private var appsSignature = ""
     /// OSC (`serve --osc`): set before the thread starts; its followed nodes are watched too.
     var osc: OSCServer?
     /// The OSC-followed nodes whose state OSC has had.
@@ -155,9 +166,10 @@ final class Surface: @unchecked Sendable {
     func subscribe() -> (Subscriber, AsyncStream<String>) {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(256))
         let subscriber = Subscriber(id: nextSubscriber.add(1, ordering: .relaxed).oldValue, messages: continuation)
-        let (status, nodes) = latest.withLock { ($0.status, $0.nodes) }
+        let (status, nodes, apps) = latest.withLock { ($0.status, $0.nodes, $0.apps) }
         if !status.isEmpty { continuation.yield(status) }
         continuation.yield(Surface.message("nodes", [("nodes", nodes)]))
+        if !apps.isEmpty { continuation.yield(apps) }
         subscribers.withLock { $0[subscriber.id] = subscriber }
         return (subscriber, stream)
     }
@@ -231,6 +243,8 @@ final class Surface: @unchecked Sendable {
             publishStatus()
             sent.removeAll()
             graphPending = true
+            appsPending = true
+            appsSignature = ""
         } catch {
             session = nil
             watcher = nil
@@ -242,6 +256,8 @@ final class Surface: @unchecked Sendable {
         watcher = nil
         session = nil
         sent.removeAll()
+        appsMessage = ""
+        latest.withLock { $0.apps = "" }
         isConnected.store(false, ordering: .relaxed)
         publishStatus()
     }
@@ -285,6 +301,17 @@ final class Surface: @unchecked Sendable {
             try? session.refresh()
             publishNodes(session)
             dirty.formUnion(watched)
+            let signature = Apps.graphSignature(session.graph)
+            if signature != appsSignature {
+                appsSignature = signature
+                appsPending = true
+            }
+        }
+        // The applications' streams, for the pages (none open: read when one connects).
+        if appsPending, !watching.isEmpty, ContinuousClock.now - appsRead >= .milliseconds(250) {
+            appsPending = false
+            appsRead = .now
+            publishApps(session)
         }
         dirty.formUnion(watcher.takeChangedNodes())
 
@@ -347,6 +374,26 @@ final class Surface: @unchecked Sendable {
         }
     }
 
+    /// A job made a change the registry may not show (a move to the device a stream is on
+    /// already changes only its target): the apps are read again at the next turn. Called on
+    /// the surface's thread (from a job).
+    func appsChanged() {
+        appsPending = true
+        appsRead = .now - .seconds(1)
+    }
+
+    private func publishApps(_ session: Session) {
+        guard let view = try? Apps.surfaceView(session) else { return }
+        let message = Surface.message("apps", [("apps", NodeJSON.compact(view.apps)), ("sinks", NodeJSON.compact(view.sinks)),
+                                               ("sources", NodeJSON.compact(view.sources)),
+                                               ("defaultSink", NodeJSON.compact(view.defaultSink)),
+                                               ("defaultSource", NodeJSON.compact(view.defaultSource))])
+        guard message != appsMessage else { return }
+        appsMessage = message
+        latest.withLock { $0.apps = message }
+        broadcast(message)
+    }
+
     private func publishNodes(_ session: Session) {
         let list = NodeJSON.list(session)
         guard list != nodeList else { return }
@@ -370,6 +417,13 @@ enum NodeJSON {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(ListCommand.entries(session))).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+    }
+
+    /// A value as compact JSON, keys sorted.
+    static func compact(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 
     /// `crosspoint show --json` of node `token` (an id or a name).

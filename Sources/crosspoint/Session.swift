@@ -14,6 +14,9 @@ enum CommandError: Error, CustomStringConvertible {
     case unknownSink(String, sinks: [String], suggestion: String = "")
     case file(String, String)
     case invalid(String)
+    /// Something the person named that is not there (an application, a device to move it to):
+    /// said as `reason`; `argument` is what named it (`app`, `to`: the API answers 404, naming it).
+    case notFound(String, argument: String)
     case notApplied(node: String, detail: String)
 
     var description: String {
@@ -33,6 +36,8 @@ enum CommandError: Error, CustomStringConvertible {
         case let .file(path, reason):
             "\(path.printable): \(reason)"
         case let .invalid(reason):
+            reason
+        case let .notFound(reason, _):
             reason
         case let .notApplied(node, detail):
             "\(node.printable) did not take the change (\(detail)); the daemon's log says why"

@@ -7,7 +7,7 @@
 #
 #   python3 Tests/Browser/test_control_surface.py [NAME...]   NAME: grid click_audio pwcli_to_page
 #       page_to_node meters security robustness scale screenshot midi_learn virtual_devices layout
-#       devices_panel daemon_restart presets (default: all)
+#       devices_panel apps_panel daemon_restart presets (default: all)
 #
 # Every test prints its measured figures ("FIGURE ..."); the run ends with a summary of them and
 # a line "N passed, N failed". Everything started is stopped; the run's files live in the
@@ -27,7 +27,7 @@ import unittest
 sys.dont_write_bytecode = True  # no __pycache__ in the repository
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    FIGURES, ROOT, Browser, Failure, PropsMonitor, Sandbox, Server, compare, comparison_ok, describe, figure,
+    CROSSPOINT, FIGURES, ROOT, Browser, Failure, PropsMonitor, Sandbox, Server, compare, comparison_ok, describe, figure,
     RATE, log, modulated_tone, read_wav, stop_process, summary, tone, wait_until, write_wav)
 import array  # noqa: E402
 
@@ -77,6 +77,7 @@ LEARN_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "midi-learn.png")
 DEVICES_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "virtual-devices.png")
 LAYOUT_SCREENSHOTS = {name: os.path.join(ROOT, "Tests", "Browser", f"layout-1280-{name}.png") for name in ("desk", "xp-16")}
 PANEL_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "devices-panel.png")
+APPS_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "apps-panel.png")
 
 # What a person cannot read in the output heads, found in the page: a name, a "what it goes to"
 # label or an input strip's text cut (its text wider or taller than its box), a group's picker
@@ -1199,6 +1200,172 @@ class ControlSurface(unittest.TestCase):
             if b.attr("devices-panel", "hidden") is None:
                 b.find("devices-toggle").click()
 
+    def test_apps_panel(self):
+        """15. The apps panel lists the applications' streams and moves them (POST /api/apps/move, as
+        `crosspoint move` does): a player (pw-play, following the default sink) and a recorder
+        (pw-record) are listed with where they play and record; the player, moved to the desk's
+        virtual sink Music from its picker, is linked there (pw-dump) and said pinned, with its target
+        in the default metadata; given back to "Default device (follows)", it is linked to the default
+        sink again and said to follow it (the metadata's -1). A device that went away is refused in
+        the command's words, on the stream's row, and nothing moves. GET /api/apps is `crosspoint apps
+        --json`; its errors are the command's, 404 or 400. Screenshot: Tests/Browser/apps-panel.png."""
+        b, sb = self.browser, self.sandbox
+        from selenium.webdriver.support.ui import Select
+
+        def peers(name):
+            """The names of the nodes node `name` is linked to (either way), from pw-dump."""
+            objs = sb.dump()
+            node = sb.node_id(name, objs)
+            names = {o["id"]: sb.props_of(o).get("node.name") for o in objs if o["type"] == "PipeWire:Interface:Node"}
+            found = set()
+            for o in objs:
+                if o["type"] != "PipeWire:Interface:Link":
+                    continue
+                info = o.get("info") or {}
+                if info.get("output-node-id") == node:
+                    found.add(names.get(info.get("input-node-id")))
+                elif info.get("input-node-id") == node:
+                    found.add(names.get(info.get("output-node-id")))
+            return found
+
+        def metadata():
+            return sb.run(["pw-metadata", "-n", "default"]).stdout
+
+        def text(testid):
+            """The element's text, read in one call (the rows are made again as the list changes)."""
+            return b.js("const e = document.querySelector(`[data-testid='${arguments[0]}']`); return e ? e.innerText : null;", testid)
+
+        def choose(pid, value):
+            from selenium.common.exceptions import StaleElementReferenceException
+            for attempt in range(5):   # (the row may be made again between finding and choosing)
+                try:
+                    Select(b.find(f"app-target-{pid}")).select_by_value(value)
+                    return
+                except StaleElementReferenceException:
+                    time.sleep(0.1)
+            raise Failure(f"the picker of {pid} kept changing")
+
+        player = recorder = None
+        made = []
+        try:
+            # The default sink is one of this test's own (a virtual sink of another test's node
+            # could be the session manager's choice otherwise), and so is the default source.
+            for name, klass, description in (("xp-apps-out", "Audio/Sink", "Apps speakers"), ("xp-apps-mic", "Audio/Source/Virtual", "Apps mic")):
+                sb.run(["pw-cli", "create-node", "adapter",
+                        f"{{ factory.name=support.null-audio-sink node.name={name} node.description=\"{description}\" "
+                        f"media.class={klass} object.linger=true audio.position=[ FL FR ] session.suspend-timeout-seconds=0 }}"])
+                made.append(name)
+                sb.wait(f"{name} in the graph", lambda: sb.node_id(name))
+            sb.run(["pw-metadata", "0", "default.configured.audio.sink", '{ "name": "xp-apps-out" }', "Spa:String:JSON"])
+            sb.run(["pw-metadata", "0", "default.configured.audio.source", '{ "name": "xp-apps-mic" }', "Spa:String:JSON"])
+            sb.wait("the defaults", lambda: '"name":"xp-apps-out"' in metadata().replace(" ", "")
+                    and "default.audio.source" in metadata() and '"name":"xp-apps-mic"' in metadata().replace(" ", ""))
+            wav = sb.path("tmp", "apps-long.wav")
+            write_wav(wav, [tone(330, 40.0, 0.05, lead_in=0), tone(520, 40.0, 0.05, lead_in=0)])
+            player = sb.spawn(["pw-play", "-P", "{ node.name = apps-player media.name = \"Long tone\" }", wav], "apps-player.log")
+            recorder = sb.spawn(["pw-record", "-P", "{ node.name = apps-recorder }", "--channels", "2",
+                                 sb.path("tmp", "apps-recorded.wav")], "apps-recorder.log")
+            sb.wait("the player on the default sink", lambda: peers("apps-player") == {"xp-apps-out"}, timeout=10)
+            sb.wait("the recorder on the default source", lambda: peers("apps-recorder") == {"xp-apps-mic"}, timeout=10)
+            pid, rid = sb.node_id("apps-player"), sb.node_id("apps-recorder")
+
+            # The API: the command's listing, and the command's errors.
+            listed = self.server.json("GET", "/api/apps")
+            command = json.loads(sb.run([CROSSPOINT, "apps", "--json"]).stdout)
+            self.assertEqual(listed, command)
+            by_id = {a["id"]: a for a in listed["apps"]}
+            self.assertEqual((by_id[pid]["kind"], by_id[pid]["followsDefault"], by_id[pid]["plays"][0]["name"]), ("playback", True, "xp-apps-out"))
+            self.assertEqual((by_id[rid]["kind"], by_id[rid]["plays"][0]["name"]), ("recording", "xp-apps-mic"))
+            for body, status in (({"app": "no-such-app", "to": "music"}, 404), ({"app": "apps-player", "to": "nowhere"}, 404),
+                                 ({"app": "apps-player", "to": "xp-stream"}, 400), ({"app": "apps-recorder", "to": "music"}, 400)):
+                got, _, data = self.server.request("POST", "/api/apps/move", body)
+                said = sb.run([CROSSPOINT, "move", body["app"], "--to", body["to"]], check=False).stderr.strip()
+                self.assertEqual(got, status, data)
+                error = json.loads(data)["error"]
+                self.assertTrue(said == error or said.endswith(": " + error), f"the API said {error!r}, the command {said!r}")
+            got, _, data = self.server.request("POST", "/api/apps/move", {"app": "apps-player"})
+            self.assertEqual(got, 400, data)
+            got, _, _ = self.server.request("POST", "/api/apps/move", {"app": "apps-player", "to": "music"}, token="wrong-token-wrong-token")
+            self.assertEqual(got, 401)
+            self.assertEqual(peers("apps-player"), {"xp-apps-out"})
+
+            # The page: both listed, the count on the button.
+            self.open_node("desk")
+            if b.attr("apps-panel", "hidden") is not None:
+                b.find("apps-toggle").click()
+            wait_until("both streams in the panel", lambda: b.find(f"app-{pid}") is not None and b.find(f"app-{rid}") is not None, timeout=10)
+            self.assertIsNotNone(b.attr("devices-panel", "hidden"), "one panel at a time")
+            self.assertEqual(b.find("apps-toggle").text.split()[-1], str(len(listed["apps"])))
+            row, rrow = text(f"app-{pid}"), text(f"app-{rid}")
+            log(f"player's row: {row!r}; recorder's row: {rrow!r}")
+            self.assertIn("plays", row.lower())
+            self.assertIn("pw-play", row)
+            self.assertEqual(text(f"app-where-{pid}"), "on Apps speakers (xp-apps-out)")
+            self.assertEqual(text(f"app-pin-{pid}"), "follows default")
+            self.assertIn("records", rrow.lower())
+            self.assertEqual(text(f"app-where-{rid}"), "from Apps mic (xp-apps-mic)")
+            options = lambda sid: b.js("return Array.from(document.querySelectorAll(`[data-testid=app-target-${arguments[0]}] option`)).map(o => o.value);", sid)
+            self.assertEqual(b.js("return document.querySelector(`[data-testid=app-target-${arguments[0]}]`).value;", pid), "default")
+            self.assertIn("music", options(pid))
+            self.assertNotIn("xp-stream", options(pid))       # a source: not for playback
+            self.assertIn("xp-stream", options(rid))
+            self.assertNotIn("music", options(rid))
+
+            # Moved to the desk's virtual sink Music from the picker: linked there, pinned.
+            t0 = time.time()
+            choose(pid, "music")
+            sb.wait("the player linked to music", lambda: peers("apps-player") == {"music"}, timeout=10)
+            moved = time.time() - t0
+            wait_until("the row to say pinned", lambda: text(f"app-pin-{pid}") == "pinned", timeout=10)
+            wait_until("the row to say where", lambda: (text(f"app-where-{pid}") or "").startswith("on Music (music) → desk inputs "), timeout=10)
+            self.assertIn(f"id:{pid} key:'target.object'", metadata())
+            now = {a["id"]: a for a in self.server.json("GET", "/api/apps")["apps"]}
+            self.assertEqual((now[pid]["pinnedTo"], now[pid]["followsDefault"]), ("music", False))
+            self.assertEqual(text(f"app-error-{pid}"), "")
+
+            # A device that went away (the list was read before): the command's words, on the row.
+            b.js("const s = document.querySelector(`[data-testid=app-target-${arguments[0]}]`);"
+                 "s.append(new Option('gone', 'xp-apps-gone')); s.value = 'xp-apps-gone'; s.dispatchEvent(new Event('change'));", pid)
+            wait_until("the row's error", lambda: "unknown sink" in (text(f"app-error-{pid}") or ""), timeout=10)
+            log(f"error on the row: {text(f'app-error-{pid}')!r}")
+            self.assertTrue(text(f"app-error-{pid}").startswith("Not moved to xp-apps-gone: unknown sink 'xp-apps-gone'"))
+            wait_until("the picker back on music", lambda: b.js(
+                "return document.querySelector(`[data-testid=app-target-${arguments[0]}]`).value;", pid) == "music")
+            self.assertEqual(peers("apps-player"), {"music"})
+
+            b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False})
+            try:
+                b.js("document.activeElement && document.activeElement.blur();")
+                time.sleep(0.5)
+                b.driver.save_screenshot(APPS_SCREENSHOT)
+            finally:
+                b.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+            # Given back to the default device: linked to the default sink, following it.
+            t1 = time.time()
+            choose(pid, "default")
+            sb.wait("the player back on the default sink", lambda: peers("apps-player") == {"xp-apps-out"}, timeout=10)
+            back = time.time() - t1
+            wait_until("the row to say it follows", lambda: text(f"app-pin-{pid}") == "follows default", timeout=10)
+            wait_until("the row to say where", lambda: text(f"app-where-{pid}") == "on Apps speakers (xp-apps-out)", timeout=10)
+            self.assertEqual(text(f"app-error-{pid}"), "")
+            self.assertRegex(metadata(), rf"id:{pid} key:'target.object' value:'-1'")
+            # The player ends: its row goes.
+            stop_process(player)
+            wait_until("the player's row to go", lambda: b.find(f"app-{pid}") is None, timeout=10)
+            figure("apps_panel", f"moved to music in {1000 * moved:.0f} ms, back to the default in {1000 * back:.0f} ms "
+                                 f"(choice to the link in pw-dump); screenshot {APPS_SCREENSHOT}")
+        finally:
+            for process in (player, recorder):
+                if process:
+                    stop_process(process)
+            sb.run(["pw-metadata", "-d", "0", "default.configured.audio.sink"], check=False)
+            sb.run(["pw-metadata", "-d", "0", "default.configured.audio.source"], check=False)
+            for name in made:
+                sb.destroy_node(name)
+            if b.attr("apps-panel", "hidden") is None:
+                b.find("apps-toggle").click()
+
     def midi_file(self, events, tag):
         """A format 0 MIDI file (120 BPM, 96 ticks a beat) of (seconds, bytes) events after 1.5 s."""
         def vlq(v):
@@ -1422,7 +1589,7 @@ def bad_requests(rng, node, count):
 
 
 ORDER = ["grid", "presets", "click_audio", "pwcli_to_page", "page_to_node", "drag", "meters", "security", "robustness", "scale",
-         "screenshot", "midi_learn", "virtual_devices", "layout", "devices_panel", "daemon_restart"]
+         "screenshot", "midi_learn", "virtual_devices", "layout", "devices_panel", "apps_panel", "daemon_restart"]
 
 
 class Result(unittest.TextTestResult):

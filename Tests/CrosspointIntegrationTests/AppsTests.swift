@@ -254,6 +254,91 @@ struct AppsTests {
         _ = try sandbox.waitFor("the second recorder back on mic") { Set($0.links(of: "\(recorderName)-2").map(\.peer)) == ["mic"] }
     }
 
+    /// The control surface's API (`crosspoint serve`, the same code): `GET /api/apps` is
+    /// `crosspoint apps --json`, text for text; `POST /api/apps/move` moves as `crosspoint move`
+    /// does (to game, and back to the default device, waiting for the relink), answering what
+    /// moved in the command's words; a request the command refuses is refused with its message
+    /// (404 for an application or a device that is not there, 400 otherwise) and changes
+    /// nothing; without the token, 401.
+    @Test func theSurfaceListsAndMovesAppsAsTheCommandDoes() throws {
+        let sandbox = try makeSandbox()
+        defer { sandbox.stop() }
+        let (folder, wav, _) = try longFiles()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let name = "apps-api-\(UInt32.random(in: 0..<UInt32.max))"
+        let player = try sandbox.start(["paplay", "--client-name=\(name)", wav])
+        defer { player.stop() }
+        let graph = try sandbox.waitFor("the player on the interface") { Set($0.links(of: name).map(\.peer)) == ["interface"] }
+        let id = try #require(graph.nodeID(name))
+
+        let out = folder + "/serve"
+        let port = Int.random(in: 30000...39999)
+        let server = try sandbox.start([crosspointExecutable, "serve", "--port", "\(port)"], stdout: out + ".out", stderr: out + ".err")
+        defer { server.stop() }
+        var token = ""
+        let deadline = Date().addingTimeInterval(10)
+        while token.isEmpty {
+            let text = (try? String(contentsOfFile: out + ".out", encoding: .utf8)) ?? ""
+            if let range = text.range(of: "?token=") { token = String(text[range.upperBound...].prefix { !$0.isWhitespace }) }
+            guard token.isEmpty else { break }
+            guard server.isRunning, Date() < deadline else {
+                throw SandboxError("serve did not start: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
+            }
+            usleep(50_000)
+        }
+        /// The status and body of a request (a body is sent as JSON).
+        func request(_ path: String, _ body: String? = nil, token given: String? = nil) -> (status: Int, body: String) {
+            let sending = body.map { ["-H", "Content-Type: application/json", "-d", $0] } ?? []
+            let result = sandbox.run(["curl", "-s", "--max-time", "15", "-w", "\n%{http_code}", "-H", "Authorization: Bearer \(given ?? token)"]
+                                     + sending + ["http://127.0.0.1:\(port)\(path)"], timeout: 20)
+            let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            return (Int(lines.last ?? "") ?? 0, lines.dropLast().joined(separator: "\n"))
+        }
+        func error(_ body: String) -> String {
+            ((try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any])?["error"] as? String ?? "(no error in \(body))"
+        }
+
+        let listed = request("/api/apps")
+        #expect(listed.status == 200 && listed.body == sandbox.crosspoint("apps", "--json").stdout, "\(listed)")
+
+        // Refused as the command refuses, in its words; nothing changes.
+        let metadataBefore = sandbox.run(["pw-metadata", "-n", "default"]).stdout
+        let refusals: [(app: String, to: String, status: Int)] = [
+            ("firefox", "game", 404), (name, "nowhere", 404), (name, "stream-mix", 400), (name, "desk", 400), ("99999", "game", 404),
+        ]
+        for (app, to, status) in refusals {
+            let answer = request("/api/apps/move", "{\"app\": \"\(app)\", \"to\": \"\(to)\"}")
+            let command = sandbox.crosspoint("move", app, "--to", to).stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(answer.status == status && command.hasSuffix(error(answer.body)) && !error(answer.body).isEmpty,
+                    "\(app) to \(to): \(answer), the command said \(command)")
+        }
+        #expect(request("/api/apps/move", "{\"app\": \"\(name)\"}").status == 400)
+        #expect(request("/api/apps/move", "{\"app\": \"\(name)\", \"to\": \"game\", \"now\": true}").status == 400)
+        #expect(request("/api/apps/move", "{\"app\": \"\(name)\", \"to\": \"game\"}", token: "wrong-token-wrong-token").status == 401)
+        #expect(request("/api/apps", token: "wrong-token-wrong-token").status == 401)
+        usleep(300_000)
+        #expect(sandbox.run(["pw-metadata", "-n", "default"]).stdout == metadataBefore)
+        #expect(Set(try Graph(sandbox).links(of: name).map(\.peer)) == ["interface"])
+
+        // Moved to game by its stream id (a number), linked there when the answer comes.
+        let moved = request("/api/apps/move", "{\"app\": \(id), \"to\": \"game\"}")
+        let report = (try? JSONSerialization.jsonObject(with: Data(moved.body.utf8))) as? [String: Any]
+        let said = report?["said"] as? [String]
+        #expect(moved.status == 200 && said?.count == 1 && said?.first?.hasPrefix("moved \(name) (id \(id), pid ") == true
+                && said?.first?.hasSuffix(" from interface to game") == true, "\(moved)")
+        let entry = ((report?["report"] as? [String: Any])?["moved"] as? [[String: Any]])?.first
+        #expect(entry?["id"] as? Int == Int(id) && entry?["from"] as? [String] == ["interface"] && entry?["to"] as? String == "game", "\(moved)")
+        #expect(Set(try Graph(sandbox).links(of: name).map(\.peer)) == ["game"])
+        #expect(try apps(sandbox)[name]?["pinnedTo"] as? String == "game")
+
+        // Given back to the default device, following it.
+        let back = request("/api/apps/move", "{\"app\": \"\(name)\", \"to\": \"default\"}")
+        #expect(back.status == 200 && back.body.contains("plays on the default device (interface now) and follows it; it was on game")
+                && back.body.contains("\"followsDefault\":true"), "\(back)")
+        #expect(Set(try Graph(sandbox).links(of: name).map(\.peer)) == ["interface"])
+        #expect(try apps(sandbox)[name]?["followsDefault"] as? Bool == true)
+    }
+
     @Test func badApplicationsAndTargetsAreRefusedAndChangeNothing() throws {
         let sandbox = try makeSandbox()
         defer { sandbox.stop() }

@@ -13,6 +13,7 @@
  *   5. grid      virtual grid: only visible cells / strips exist; node messages patch them; sizes
  *                fitted to the window (fitLayout); output heads' labels and pickers in runs
  *   5b. devices  the devices panel: add, rename, remove the node's virtual devices (`devices`)
+ *   5c. apps     the apps panel: the applications' streams, where each plays or records, moving them
  *   6. gestures  click / drag / wheel / double-click on cells and gain controls, inline editor
  *   7. meters    levels messages -> requestAnimationFrame, transforms only, peak hold, clip latch
  *   8. keyboard  arrow-key cursor over cells and strips, + - 0 Del m Enter n Esc
@@ -348,6 +349,10 @@ function onMessage(m) {
       break;
     case 'levels':
       if (m.id === S.nodeId) onLevels(m);
+      break;
+    case 'apps':
+      AP.data = m;
+      renderApps();
       break;
     case 'gone':
       if (m.id === S.nodeId) {
@@ -1265,6 +1270,7 @@ function deviceControls() {
   const toggle = (open) => {
     DV.open = open;
     try { localStorage.setItem(LS_DEVICES, open ? '1' : '0'); } catch (e) { /* ignore */ }
+    if (open && AP.open) toggleApps(false);   // one panel beside the grid at a time
     renderDevices();
     if (open && S.node) $('dev-name').focus();
   };
@@ -1305,6 +1311,137 @@ function deviceControls() {
       $('dev-add').disabled = false;
     }
   });
+}
+
+/* ================================================================ 5c. the apps panel */
+
+/* The applications' streams (README: apps, move), as the server pushes them (`apps` messages:
+ * `crosspoint apps --json`'s list, the sinks and sources, the defaults; sent again whenever the
+ * graph changes): one row per stream, with where it plays or records now, a picker of the devices
+ * of its kind (sinks for playback, sources for recording) and "Default device (follows)", and
+ * whether it is pinned or follows the default. Choosing moves it through POST api/apps/move, as
+ * `crosspoint move` does (the server waits for the session manager to relink it); an error is
+ * said on the stream's row, in the command's words, and the picker goes back to the truth. */
+const AP = { open: false, data: null, key: '', busy: new Map(), errors: new Map() };
+const LS_APPS = 'crosspoint.apps-open';
+
+/** Where a stream is now: `Game (game) → desk inputs game_FL, game_FR`, joined; or not linked. */
+function appPlaces(a) {
+  if (!a.plays || !a.plays.length) return a.kind === 'playback' ? 'not playing anywhere (not linked)' : 'not recording from anything (not linked)';
+  const side = a.kind === 'playback' ? 'inputs' : 'outputs';
+  return (a.kind === 'playback' ? 'on ' : 'from ') + a.plays.map((p) => {
+    let t = p.description && p.description !== p.name ? p.description + ' (' + p.name + ')' : p.name;
+    if (p.mixer && p.mixer.node !== p.name) t += (a.kind === 'playback' ? ' → ' : ' ← ') + p.mixer.node;
+    if (p.mixer && p.mixer.inputs.length) t += ' ' + side + ' ' + p.mixer.inputs.join(', ');
+    return t;
+  }).join('; ');
+}
+/** The devices a stream can go to, and what its picker shows now ('default' when it follows). */
+function appChoices(a) {
+  const d = AP.data || {};
+  return { devices: (a.kind === 'playback' ? d.sinks : d.sources) || [], def: a.kind === 'playback' ? d.defaultSink : d.defaultSource };
+}
+function deviceLabel(dev) { return dev.description && dev.description !== dev.name ? dev.description + ' (' + dev.name + ')' : dev.name; }
+
+function renderApps() {
+  const d = AP.data;
+  // Playing first, then recording; each by id.
+  const apps = ((d && d.apps) || []).slice().sort((x, y) => (x.kind === y.kind ? x.id - y.id : x.kind === 'playback' ? -1 : 1));
+  $('apps-count').textContent = d ? String(apps.length) : '';
+  $('apps-toggle').setAttribute('aria-expanded', String(AP.open));
+  const panel = $('apps');
+  if (panel.hidden === AP.open) panel.hidden = !AP.open;
+  if (!AP.open) return;
+  const key = JSON.stringify([d, [...AP.busy], [...AP.errors]]);
+  if (key === AP.key) return;
+  AP.key = key;
+  const list = $('app-list');
+  // The picker in use keeps the focus across a new list (the graph changed meanwhile).
+  const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.testid : null;
+  list.replaceChildren(...apps.map(appItem));
+  if (!d) list.append(h('li', { class: 'devnone', text: S.wsUp ? 'Reading the applications…' : 'Connecting…' }));
+  else if (!apps.length) list.append(h('li', { class: 'devnone', text: 'No application is playing or recording.' }));
+  if (focused) { const e = list.querySelector(`[data-testid="${focused}"]`); if (e) e.focus({ preventScroll: true }); }
+  // The error of a stream that has gone since (it ended, or its move failed because it did) stays, under the list.
+  const gone = [...AP.errors].filter(([id]) => !apps.some((a) => a.id === id)).map(([, m]) => m);
+  if (gone.length) $('apps-error').textContent = gone.join(' ');
+  for (const id of AP.errors.keys()) if (!apps.some((a) => a.id === id)) AP.errors.delete(id);
+}
+
+function appItem(a) {
+  const li = h('li', { class: 'devitem appitem', 'data-testid': 'app-' + a.id });
+  const playing = a.kind === 'playback';
+  const { devices, def } = appChoices(a);
+  const busy = AP.busy.get(a.id);
+  const sel = h('select', { 'data-testid': 'app-target-' + a.id, 'aria-label': (playing ? 'Where ' + a.app + ' plays' : 'Where ' + a.app + ' records from'),
+    title: playing ? 'Move it to another sink, or give it back to the default device' : 'Move it to another source, or give it back to the default device' });
+  const defDev = devices.find((x) => x.name === def);
+  sel.append(h('option', { value: 'default', text: 'Default device (follows)' + (defDev ? ' · ' + defDev.description : '') }));
+  for (const dev of devices) sel.append(h('option', { value: dev.name, text: deviceLabel(dev) }));
+  const pinned = a.followsDefault ? null : a.pinnedTo;
+  if (pinned && !devices.some((x) => x.name === pinned)) sel.append(h('option', { value: pinned, text: pinned + ' (not there now)' }));
+  sel.value = busy ? busy : (pinned || 'default');
+  sel.disabled = !!busy;
+  sel.addEventListener('change', () => moveApp(a, sel.value));
+  const pin = h('span', { class: 'pin ' + (a.followsDefault ? 'follows' : 'pinned'), 'data-testid': 'app-pin-' + a.id,
+    text: busy ? 'moving…' : a.followsDefault ? 'follows default' : 'pinned',
+    title: a.followsDefault ? 'It goes wherever the default ' + (playing ? 'sink' : 'source') + ' is' + (def ? ' (now ' + def + ')' : '')
+      : 'It stays on ' + pinned + ' (moved there, asked for by the application, or remembered for it)' });
+  const facts = ['id ' + a.id];
+  if (a.pid != null) facts.push('pid ' + a.pid);
+  if (a.node !== a.app) facts.push('stream ' + a.node);
+  if (a.role) facts.push(a.role);
+  // What it plays (a title, a file): on a line of its own, cut at the panel's edge (a file by its name), whole in the tooltip.
+  const media = a.media ? h('div', { class: 'media', title: a.media, text: a.media.replace(/^\/.*\//, '') }) : '';
+  li.append(h('div', { class: 'devmain' },
+    h('div', { class: 'devtitle' }, h('span', { class: 'kind ' + (playing ? 'sink' : 'source'), text: playing ? 'plays' : 'records' }),
+      h('b', { text: a.app })),
+    h('div', { class: 'chans', text: facts.join(' · ') }),
+    media,
+    h('div', { class: 'state ' + (a.plays && a.plays.length ? 'ok' : 'wait'), 'data-testid': 'app-where-' + a.id, text: appPlaces(a) }),
+    h('div', { class: 'approw' }, sel, pin),
+    h('div', { class: 'deverr', role: 'alert', 'data-testid': 'app-error-' + a.id, text: AP.errors.get(a.id) || '' })));
+  return li;
+}
+
+async function moveApp(a, to) {
+  const dev = appChoices(a).devices.find((x) => x.name === to);
+  // A device named like a word `move` reads as the default is sent by its id.
+  const word = dev && (to === 'default' || /^@DEFAULT_/.test(to)) ? String(dev.id) : to;
+  AP.busy.set(a.id, to);
+  AP.errors.delete(a.id);
+  $('apps-error').textContent = '';
+  renderApps();
+  try {
+    const r = await api('api/apps/move', 'POST', { app: String(a.id), to: word });
+    notice((r && r.said && r.said[0]) || 'Moved ' + a.app);
+  } catch (e) {
+    AP.errors.set(a.id, (to === 'default' ? 'Not given back to the default device: ' : 'Not moved to ' + to + ': ') + e.message);
+  } finally {
+    AP.busy.delete(a.id);
+    AP.key = '';
+    renderApps();
+  }
+}
+
+function toggleApps(open) {
+  AP.open = open;
+  try { localStorage.setItem(LS_APPS, open ? '1' : '0'); } catch (e) { /* ignore */ }
+  if (open && DV.open) {   // one panel beside the grid at a time
+    DV.open = false;
+    try { localStorage.setItem(LS_DEVICES, '0'); } catch (e) { /* ignore */ }
+    renderDevices();
+  }
+  AP.key = '';
+  renderApps();
+}
+
+function appControls() {
+  try { AP.open = localStorage.getItem(LS_APPS) === '1'; } catch (e) { /* ignore */ }
+  if (AP.open) DV.open = false;
+  $('apps-toggle').addEventListener('click', () => toggleApps(!AP.open));
+  $('apps-close').addEventListener('click', () => { toggleApps(false); $('apps-toggle').focus(); });
+  renderApps();
 }
 
 /* ================================================================ 6. gestures and the editor */
@@ -1844,6 +1981,7 @@ function boot() {
   numberField('outputs-count', 'outputs', 1, 256, true);
   presetControls();
   deviceControls();
+  appControls();
   $('error').addEventListener('click', () => { $('error').hidden = true; });
 
   api('api/status').then((s) => {
