@@ -178,12 +178,6 @@ extension PipeWireClient {
         return clients
     }
 
-    /// Moves a stream to a sink the way `pactl move-sink-input` and pavucontrol do: in the
-    /// `default` metadata, on the stream's id, `target.node` = the sink's id and
-    /// `target.object` = its `object.serial` (PipeWire 1.x and WirePlumber 0.5 read the
-    /// serial, 0.3 and WirePlumber 0.4 either). The session manager then relinks the stream,
-    /// and remembers the choice for the application (restore-stream). The sink's serial comes
-    /// from its properties; without one, only `target.node` is set.
     /// Gives a stream back to the default device, as pipewire-pulse does for a move to the sink
     /// that is the default (`pactl move-sink-input ID @DEFAULT_SINK@`): `target.node` and
     /// `target.object` = -1 in the `default` metadata, which both WirePlumber 0.4 and 0.5 read
@@ -199,6 +193,12 @@ extension PipeWireClient {
         }
     }
 
+    /// Moves a stream to a sink the way `pactl move-sink-input` and pavucontrol do: in the
+    /// `default` metadata, on the stream's id, `target.node` = the sink's id and
+    /// `target.object` = its `object.serial` (PipeWire 1.x and WirePlumber 0.5 read the
+    /// serial, 0.3 and WirePlumber 0.4 either). The session manager then relinks the stream,
+    /// and remembers the choice for the application (restore-stream). The sink's serial comes
+    /// from its properties; without one, only `target.node` is set.
     public func moveStream(_ stream: UInt32, to sink: GraphNode) throws(ClientError) {
         try setMetadata(DefaultMetadataKey.metadataName, subject: stream, key: DefaultMetadataKey.targetNode, type: "Spa:Id", value: "\(sink.id)")
         if let serial = sink.properties[PW_KEY_OBJECT_SERIAL], UInt64(serial) != nil {

@@ -91,9 +91,7 @@ final class GraphMirror {
     /// (what PipeWire 1.x makes of the node's `node.passive` by itself; 0.3 needs it said).
     func link(_ output: UInt32, _ input: UInt32, by owner: String? = nil) {
         guard !isLinked(output, input), let outputNode = ports[output]?.node, let inputNode = ports[input]?.node else { return }
-        let passive = [outputNode, inputNode].contains { id in
-            nodes[id]?.mediaClass.map { $0.contains("Sink") || $0.contains("Source") } == true
-        }
+        let passive = [outputNode, inputNode].contains { MediaClass.isDevice(nodes[$0]?.mediaClass) }
         guard let proxy = Link.create(on: core, outputNode: outputNode, outputPort: output, inputNode: inputNode, inputPort: input,
                                       linkedBy: owner, passive: passive)
         else { return }

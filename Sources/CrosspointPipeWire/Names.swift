@@ -49,10 +49,18 @@ public enum MediaClass {
 
     /// True for a node applications can play to.
     public static func isSink(_ mediaClass: String?) -> Bool { mediaClass == sink || mediaClass == duplex }
+
+    /// True for an application's stream, playback or recording.
+    public static func isStream(_ mediaClass: String?) -> Bool { mediaClass == playbackStream || mediaClass == recordingStream }
+
+    /// True for any kind of device, as PipeWire 1.x reads `media.class` to make a passive
+    /// node's links passive: one that names a sink or a source (`Audio/Sink`,
+    /// `Audio/Source/Virtual`, `Audio/Duplex` does not: it is neither word).
+    public static func isDevice(_ mediaClass: String?) -> Bool {
+        mediaClass.map { $0.contains("Sink") || $0.contains("Source") } ?? false
+    }
 }
 
-/// Keys of the `default` metadata, which the session manager keeps (WirePlumber's policy,
-/// `wpctl set-default`, pipewire-pulse's `set-default-sink` and `move-sink-input`).
 /// The `settings` metadata (the graph's clock, as `pw-metadata -n settings` shows it).
 public enum SettingsMetadataKey {
     public static let metadataName = "settings"
@@ -60,6 +68,8 @@ public enum SettingsMetadataKey {
     public static let clockRate = "clock.rate"
 }
 
+/// Keys of the `default` metadata, which the session manager keeps (WirePlumber's policy,
+/// `wpctl set-default`, pipewire-pulse's `set-default-sink` and `move-sink-input`).
 public enum DefaultMetadataKey {
     /// The metadata object's name.
     public static let metadataName = "default"

@@ -58,7 +58,7 @@ enum Apps {
         var involved = Set<UInt32>()
         var parts: [String] = []
         for node in graph.nodes {
-            let stream = node.mediaClass == AppStream.Kind.playback.mediaClass || node.mediaClass == AppStream.Kind.recording.mediaClass
+            let stream = MediaClass.isStream(node.mediaClass)
             guard stream || node.isSink || node.isSource else { continue }
             involved.insert(node.id)
             parts.append("\(node.id) \(node.name) \(node.description) \(node.mediaClass ?? "")")
@@ -210,9 +210,7 @@ enum Apps {
     /// is neither is refused by what it is.
     private static func device(_ token: String, _ session: Session, for kinds: Set<AppStream.Kind>) throws -> GraphNode {
         let nodes = session.graph.nodes
-        func find(_ among: [GraphNode]) -> GraphNode? {
-            UInt32(token).flatMap { id in among.first { $0.id == id } } ?? among.first { $0.name == token } ?? among.first { $0.description == token }
-        }
+        func find(_ among: [GraphNode]) -> GraphNode? { session.find(token, among: among) }
         let sinks = nodes.filter(\.isSink), sources = nodes.filter(\.isSource)
         let wanted = kinds == [.recording] ? [sources, sinks] : [sinks, sources]
         if let device = find(wanted[0]) ?? find(wanted[1]) { return device }

@@ -149,7 +149,8 @@ final class Session {
         return .unknownSink(token, sinks: ordered.map(label), suggestion: NameSuggestions.phrase(close.map { $0.name.printable }))
     }
 
-    private func find(_ token: String, among nodes: [GraphNode]) -> GraphNode? {
+    /// The node `token` names among `nodes`: by id, else node.name, else node.description.
+    func find(_ token: String, among nodes: [GraphNode]) -> GraphNode? {
         if let id = UInt32(token), let node = nodes.first(where: { $0.id == id }) { return node }
         return nodes.first { $0.name == token } ?? nodes.first { $0.description == token }
     }
