@@ -89,11 +89,12 @@ public final class OutputFollower {
     private func linkedByHand(_ target: OutputTarget) -> String {
         guard let ours = node.nodeID else { return "" }
         let mixer = node.mixer
+        let own = Set(mixer.devices.map(\.name))  // the device host's links, into the node's own sources
         var hand: [String] = []
         for j in target.outputIndices(in: mixer) {
             guard let port = graph.port(of: ours, named: PortName.output(mixer.outputChannels[j])) else { continue }
             for (id, link) in graph.links.sorted(by: { $0.key < $1.key }) where link.output == port && graph.linkedBy[id] != nodeName {
-                guard let peer = graph.ports[link.input], let peerNode = graph.nodes[peer.node] else { continue }
+                guard let peer = graph.ports[link.input], let peerNode = graph.nodes[peer.node], !own.contains(peerNode.name) else { continue }
                 hand.append("\(PortName.output(mixer.outputChannels[j])) -> \(peerNode.name):\(peer.name)")
             }
         }
