@@ -350,15 +350,17 @@ final class Storm {
         stopFile = base + ".stop"
         // One pw-cli for the whole storm, a set-param every 50 ms on its input: a pw-cli process a
         // change was as slow as the machine (8 a second with a second test run beside it).
+        // Ended by `quit`: 0.3.65's pw-cli does not end at the end of its input (it spins, a
+        // core's worth, until it is killed).
         let script = """
             k=\(first)
-            while [[ ! -e '\(stopFile)' ]]; do
+            { while [[ ! -e '\(stopFile)' ]]; do
               printf -v v '%d.%04d' $((k / 2000)) $((k % 2000 * 5))
               echo "$k ${EPOCHREALTIME//[.,]/}" >> '\(log)'
               echo "set-param \(nodeID) Props { params = [ \\"gain.master\\" $v ] }"
               k=$((k + 1))
               sleep 0.05
-            done | pw-cli >/dev/null 2>&1
+            done; echo quit; } | pw-cli >/dev/null 2>&1
             """
         process = try sandbox.start(["bash", "-c", script])
     }

@@ -596,8 +596,8 @@ struct VirtualDeviceTests {
         // A device removed 2 s after its last sound (WirePlumber 0.4.13 arms its 5 s suspend
         // timer when the device goes idle, and fires it 3 s after the removal): the session
         // manager lives on; the rest sleeps again.
-        let wireplumber = sandbox.run(["pgrep", "-f", "^wireplumber"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(!wireplumber.isEmpty)
+        let wireplumber = sandbox.pid(of: "wireplumber")
+        #expect(wireplumber != nil)
         let music = try firstBlock(into: "music", recording: "interface", channels: ["FL", "FR", "RL", "RR"], gain: 0.5, fromSleep: false)
         #expect(music.lost == 0)
         usleep(2_000_000)
@@ -607,8 +607,8 @@ struct VirtualDeviceTests {
         _ = try sandbox.waitFor("asleep after playing", timeout: 20, describe: { g in (devices + ["desk"]).map { "\($0) \(state(g, $0))" }.joined(separator: ", ") }, asleep)
         let waited = Date().timeIntervalSince(removed)
         if waited < 4.5 { usleep(UInt32((4.5 - waited) * 1_000_000)) }  // past the timer's 3 s
-        let after = sandbox.run(["pgrep", "-f", "^wireplumber"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(after == wireplumber, "WirePlumber was \(wireplumber), now \(after)")
+        let after = sandbox.pid(of: "wireplumber")
+        #expect(after == wireplumber, "WirePlumber was \(wireplumber.map(String.init) ?? "-"), now \(after.map(String.init) ?? "-")")
         #expect(try Graph(sandbox).nodeID("music") == nil)
     }
 

@@ -12,10 +12,16 @@ pw_wait_until() {
   done
 }
 
+# Debian's python3 (scripts/lib/packages.sh installs it): a python3 earlier on PATH may be a
+# version manager's shim (pyenv's costs about 150 ms a start, and the waits below start one
+# every 0.1 s).
+pw_python=/usr/bin/python3
+[ -x "$pw_python" ] || pw_python=python3
+
 # Run python3 CODE over the `pw-dump` objects (`objs`, with `props(o)` and `node_ids(name)`); ARGS go to sys.argv.
 pw_query() {
   local code=$1; shift
-  pw-dump | python3 -c "import json, sys
+  pw-dump | "$pw_python" -c "import json, sys
 objs = json.load(sys.stdin)
 def props(o): return (o.get('info') or {}).get('props') or o.get('props') or {}
 def node_ids(name): return [o['id'] for o in objs if o['type'] == 'PipeWire:Interface:Node' and props(o).get('node.name') == name]

@@ -72,6 +72,27 @@ struct Graph {
         }
     }
 
+    /// Every link, as "node:port -> node:port" (output first; names).
+    func portLinks() -> Set<String> {
+        var nodeNames: [Int: String] = [:], portNames: [Int: String] = [:]
+        for o in objects where (o["type"] as? String) == "PipeWire:Interface:Node" {
+            if let oid = o["id"] as? Int { nodeNames[oid] = Graph.props(o)["node.name"] as? String ?? "\(oid)" }
+        }
+        for o in objects where (o["type"] as? String) == "PipeWire:Interface:Port" {
+            guard let oid = o["id"] as? Int else { continue }
+            let p = Graph.props(o)
+            let node = (p["node.id"] as? Int).flatMap { nodeNames[$0] } ?? "?"
+            portNames[oid] = "\(node):\(p["port.name"] as? String ?? "\(oid)")"
+        }
+        var links: Set<String> = []
+        for o in objects where (o["type"] as? String) == "PipeWire:Interface:Link" {
+            guard let info = o["info"] as? [String: Any], let out = info["output-port-id"] as? Int,
+                  let inp = info["input-port-id"] as? Int, let from = portNames[out], let to = portNames[inp] else { continue }
+            links.insert("\(from) -> \(to)")
+        }
+        return links
+    }
+
     /// The ports linked to port `id`, as `node:port`.
     func linkedPorts(of id: Int) -> [String] {
         var portNames: [Int: String] = [:], nodeNames: [Int: String] = [:]

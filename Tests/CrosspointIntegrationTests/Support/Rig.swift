@@ -33,17 +33,20 @@ extension Sandbox {
         let reference = referenceChannel(besides: recorded.map { positions[$0] })
         let made = shell("pw_null_sink \(sink) '\((recorded.map { positions[$0] } + [reference]).joined(separator: " "))'")
         guard made.succeeded else { throw SandboxError("null sink: \(made.stderr)") }
-        defer { shell("pw_destroy_node \(sink) || true") }
-        var links: [String] = []
-        for j in recorded where linkedOutputs?.contains(j) ?? true {
-            links.append("pw-link '\(node):\(outputs[j])' '\(sink):playback_\(positions[j])'")
+        let cli: PwCli
+        do { cli = try PwCli(self) } catch { shell("pw_destroy_node \(sink) || true"); throw error }
+        defer {
+            // Through the pw-cli that knows it by now; gone before pw-cli quits (a command still
+            // unread when a client hangs up is dropped).
+            cli.send(["destroy \(sink)"])
+            _ = try? waitFor("the recording sink \(sink) to go") { $0.nodeID(sink) == nil }
+            cli.close()
         }
-        if !links.isEmpty {
-            let linked = shell(links.joined(separator: " && "))
-            guard linked.succeeded else { throw SandboxError("linking outputs: \(linked.stderr)") }
-        }
+        let links = recorded.filter { linkedOutputs?.contains($0) ?? true }
+            .map { (output: "\(node):\(outputs[$0])", input: "\(sink):playback_\(positions[$0])") }
+        do { try link(links, through: cli) } catch { throw SandboxError("linking outputs: \(error)") }
         let recording = try recordSink(sink, positions: recorded.map { positions[$0] }, reference: reference, node: node,
-                                       signal: signal, linkedInputs: linkedInputs, during: during)
+                                       signal: signal, linkedInputs: linkedInputs, during: during, cli: cli)
         var all = [[Float]](repeating: [], count: outputs.count)
         for (k, j) in recorded.enumerated() { all[j] = recording.outputs[k] }
         return Recording(outputs: all, reference: recording.reference, referenceSignal: recording.referenceSignal)
@@ -65,8 +68,11 @@ extension Sandbox {
     /// reference path: what the node's outputs are measured against).
     func recordSink(
         _ sink: String, positions: [String], reference: String, node: String, signal: TestSignal,
-        linkedInputs: Set<Int>? = nil, during: (() throws -> Void)? = nil
+        linkedInputs: Set<Int>? = nil, during: (() throws -> Void)? = nil, cli: PwCli? = nil
     ) throws -> Recording {
+        let ownCLI = cli == nil ? try PwCli(self) : nil
+        defer { ownCLI?.close() }
+        guard let cli = cli ?? ownCLI else { throw SandboxError("no pw-cli") }
         let tag = "\(node)-\(UInt32.random(in: 0..<UInt32.max))"
         let recorder = "recorder-\(tag)", player = "player-\(tag)"
         let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
@@ -84,27 +90,30 @@ extension Sandbox {
             "--channels", "\(channels.count)", "--channel-map", PipeWire.channelMap(channels),
             "--format", "f32", recorded,
         ])
-        let ready = shell("pw_wait_ports \(recorder) \(channels.count) input")
-        guard ready.succeeded else { recording.stop(); throw SandboxError("recorder: \(ready.stderr)") }
-        usleep(300_000)
+        // Recording once WirePlumber has linked it to the sink's monitor (all its channels).
+        do {
+            _ = try waitFor("the recorder \(recorder) linked to \(sink)'s monitor") { graph in
+                graph.links(of: recorder).filter { $0.peer == sink }.count == channels.count
+            }
+        } catch { recording.stop(); throw SandboxError("recorder: \(error)") }
 
         let playing = try start([
             "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = \(player) }",
             "--channels", "\(signal.channels.count)",
             "--channel-map", PipeWire.channelMap((0..<signal.channels.count).map { "AUX\($0)" }), wav,
         ])
-        // The player plays from its first link on: the inputs are linked all at once (one pw-link
-        // each, in parallel), within the signal's silent lead-in. One after another, eight of
-        // them took 0.66 s on a 2-core VM (83 ms a pw-link), more than the lead-in.
-        var inputLinks: [String] = []
+        // The player plays from its first link on: its links are made in one batch of a pw-cli
+        // that is already connected, within milliseconds, well inside the signal's silent lead-in.
+        var inputLinks = [(output: "\(player):output_AUX0", input: "\(sink):playback_\(reference)")]
         for (i, port) in inputs.enumerated() where i < signal.channels.count && (linkedInputs?.contains(i) ?? true) {
-            inputLinks.append("pw-link '\(player):output_AUX\(i)' '\(node):\(port)' & pids=\"$pids $!\"")
+            inputLinks.append((output: "\(player):output_AUX\(i)", input: "\(node):\(port)"))
         }
-        let links = ["pw_wait_ports \(player) \(signal.channels.count) output",
-                     "pw-link '\(player):output_AUX0' '\(sink):playback_\(reference)'",
-                     "{ pids=''; " + inputLinks.map { $0 + "; " }.joined() + "ok=0; for p in $pids; do wait $p || ok=1; done; [ $ok = 0 ]; }"]
-        let linked = shell(links.joined(separator: " && "))
-        guard linked.succeeded else { playing.stop(); recording.stop(); throw SandboxError("linking inputs: \(linked.stderr)") }
+        let playerReady = shell("pw_wait_ports \(player) \(signal.channels.count) output")
+        guard playerReady.succeeded else { playing.stop(); recording.stop(); throw SandboxError("player: \(playerReady.stderr)") }
+        do { try link(inputLinks, through: cli) } catch {
+            playing.stop(); recording.stop()
+            throw SandboxError("linking inputs: \(error)")
+        }
         try during?()
         playing.wait(timeout: 30)
         usleep(300_000)

@@ -102,6 +102,16 @@ final class Sandbox: @unchecked Sendable {
         return !recorded.isEmpty && recorded.allSatisfy { kill($0, 0) == 0 }
     }
 
+    /// The running process of this sandbox (not another's: tests of other runs may run beside)
+    /// whose name (/proc/PID/comm) is `name`: "pipewire", "wireplumber", ...
+    func pid(of name: String) -> pid_t? {
+        guard let pids = try? String(contentsOfFile: directory + "/pids", encoding: .utf8) else { return nil }
+        return pids.split(separator: "\n").compactMap { pid_t($0.trimmingCharacters(in: .whitespaces)) }.first { pid in
+            kill(pid, 0) == 0
+                && (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }
+    }
+
     fileprivate func stopShared() {
         isShared = false
         stop()
