@@ -60,12 +60,14 @@ struct DaemonMemoryTests {
         let remove = "set-param \(id) Props { params = [ \"devices\" [ ] ] }"
         var samples = [try rss(sandbox)]
         let started = Date()
+        let cli = try PwCli(sandbox)
+        defer { cli.close() }
         for batch in 0..<20 {
-            try sandbox.pwCliBatch([add], knowing: [id], until: "batch \(batch)'s devices made and linked") { graph in
+            try sandbox.pwCliBatch([add], knowing: [id], until: "batch \(batch)'s devices made and linked", through: cli) { graph in
                 names.allSatisfy { graph.nodeID($0) != nil }
                     && graph.links(of: Self.node).filter { names.contains($0.peer) }.count == 20
             }
-            try sandbox.pwCliBatch([remove], knowing: [id], until: "batch \(batch)'s devices gone") { graph in
+            try sandbox.pwCliBatch([remove], knowing: [id], until: "batch \(batch)'s devices gone", through: cli) { graph in
                 names.allSatisfy { graph.nodeID($0) == nil }
             }
             // The node gives the daemon's free memory back 300 ms after its last device went
@@ -94,6 +96,8 @@ struct DaemonMemoryTests {
         var random = SystemRandomNumberGenerator()
         var samples = [try rss(sandbox)]
         let started = Date()
+        let cli = try PwCli(sandbox)
+        defer { cli.close() }
         for batch in 0..<10 {
             var commands = (0..<999).map { k in
                 "set-param \(id) Props { params = [ \"delay.out.\(k % 2)\" \(Double(Int.random(in: 0...9999, using: &random)) / 10) ] }"
@@ -101,7 +105,7 @@ struct DaemonMemoryTests {
             // A value no other command writes: once the node shows it, it took the whole batch.
             let last = 1000 - Double(batch) / 8
             commands.append("set-param \(id) Props { params = [ \"delay.out.1\" \(last) ] }")
-            try sandbox.pwCliBatch(commands, knowing: [id], until: "batch \(batch)'s last delay") { graph in
+            try sandbox.pwCliBatch(commands, knowing: [id], until: "batch \(batch)'s last delay", through: cli) { graph in
                 sandbox.float(graph.params(of: Self.node)["delay.out.1"]) == last
             }
             samples.append(try rss(sandbox))

@@ -143,8 +143,8 @@ struct Graph {
 }
 
 extension Sandbox {
-    /// Waits until `condition` holds on a fresh pw-dump, or fails after `timeout` seconds
-    /// (saying what `describe` finds in the last pw-dump).
+    /// Waits until `condition` holds on a fresh pw-dump (one every 50 ms), or fails after
+    /// `timeout` seconds (saying what `describe` finds in the last pw-dump).
     func waitFor(_ what: String, timeout: Double = 10, describe: ((Graph) -> String)? = nil,
                  _ condition: (Graph) -> Bool) throws -> Graph {
         let deadline = Date().addingTimeInterval(timeout)
@@ -154,7 +154,7 @@ extension Sandbox {
             guard Date() < deadline else {
                 throw SandboxError("timed out waiting for \(what)" + (describe.map { ": " + $0(graph) } ?? ""))
             }
-            usleep(100_000)
+            usleep(50_000)
         }
     }
 
