@@ -101,6 +101,8 @@ final class MIDIControlCenter: NodePart {
         self.node = node
         self.loop = loop
         portsWereOn = node.mixer.midi.ports
+        // The node connected its filter in its init, but nothing links or runs it before the
+        // main loop turns again: the crossing is in place before its first cycle.
         preparePorts(for: node.mixer)
         sendFeedback(for: node.mixer)
     }
