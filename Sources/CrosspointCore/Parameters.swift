@@ -320,8 +320,9 @@ extension Mixer {
             throw .invalidValue(key: key, reason: "expects a list of targets like [ \"default outputs=FL,FR\" ], got \(value)")
         case (.devices, _):
             throw .invalidValue(key: key, reason: "expects a list of devices like [ \"sink game description=Game\" ], got \(value)")
-        // A request to the running node, which takes it out of a set-param before the model
-        // sees the rest (FilterNode): the model checks it and is left as it is.
+        // A request to the running node: the node part that claims the key takes it out of a
+        // set-param before the model sees the rest (NodePart.claimedKeys, NodeHost); here (a
+        // client checking a change) the model checks it and is left as it is.
         case (.levelsWatch, _): _ = try LevelWatch(value)
         case (.midiLearn, _): _ = try MIDILearn(value)
         case (.inputPositions, _), (.outputPositions, _):

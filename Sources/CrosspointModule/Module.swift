@@ -5,17 +5,15 @@ import CrosspointNode
 import CrosspointPipeWire
 import Glibc
 
-/// One loaded `libpipewire-module-crosspoint`: its core connection and its node. Torn down
-/// when the module object is destroyed (`pw-cli destroy <module id>`, daemon exit) or when
-/// the core connection fails, as module-loopback does.
+/// One loaded `libpipewire-module-crosspoint`: its core connection and its node's owner
+/// (`NodeHost`, which makes the node and its parts and tears them down). Torn down when the
+/// module object is destroyed (`pw-cli destroy <module id>`, daemon exit) or when the core
+/// connection fails, as module-loopback does.
 final class ModuleInstance {
     let module: OpaquePointer
     private var core: OpaquePointer?
     private let ownsCore: Bool
-    private var node: FilterNode?
-    private var memory: NodeMemory?
-    private var devices: VirtualDeviceHost?
-    private var follower: OutputFollower?
+    private var host: NodeHost?
     private let moduleListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let coreListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
     private let proxyListener = UnsafeMutablePointer<spa_hook>.allocate(capacity: 1)
@@ -34,25 +32,17 @@ final class ModuleInstance {
         guard let core else {
             throw .cannotConnect(reason: String(cString: strerror(errno)))
         }
-        let node: FilterNode
         do {
-            node = try FilterNode(core: core, configuration: configuration)
+            host = try NodeHost(core: core, configuration: configuration,
+                                onFailure: { [module] _ in pw_impl_module_schedule_destroy(module) })
         } catch {
             if ownsCore { pw_core_disconnect(core) }
             throw error
         }
-        self.node = node
-        // Always: besides the state file and remembered links, it keeps a renamed port's links.
-        memory = NodeMemory(node: node, core: core, loop: pw_context_get_main_loop(context),
-                            persist: configuration.persistState, keepLinks: configuration.rememberLinks)
-        // After the memory: the devices are made from the restored state.
-        devices = VirtualDeviceHost(node: node, core: core)
-        follower = OutputFollower(node: node, core: core)
         let data = Unmanaged.passUnretained(self).toOpaque()
         cpshim_core_add_listener(core, coreListener, ModuleInstance.coreEvents, data)
         pw_proxy_add_listener(core, proxyListener, ModuleInstance.proxyEvents, data)
         pw_impl_module_add_listener(module, moduleListener, ModuleInstance.moduleEvents, data)
-        node.onError = { [unowned self] _ in pw_impl_module_schedule_destroy(self.module) }
     }
 
     // The hooks are removed by then (tearDown, or the core's `removed`), or were never added
@@ -64,14 +54,8 @@ final class ModuleInstance {
     /// Destroys the node and the connection; the module object itself is PipeWire's.
     func tearDown() {
         spa_hook_remove(moduleListener)
-        follower?.destroy()
-        follower = nil
-        devices?.destroy()
-        devices = nil
-        memory?.destroy()
-        memory = nil
-        node?.destroy()
-        node = nil
+        host?.tearDown(connectionGone: false)
+        host = nil
         if let core {
             spa_hook_remove(coreListener)
             spa_hook_remove(proxyListener)
@@ -109,14 +93,8 @@ final class ModuleInstance {
             spa_hook_remove(instance.coreListener)
             spa_hook_remove(instance.proxyListener)
             // The connection goes, and the devices it made with it: let go of the proxies only.
-            instance.follower?.destroy()
-            instance.follower = nil
-            instance.devices?.destroy(removingDevices: false)
-            instance.devices = nil
-            instance.memory?.destroy()
-            instance.memory = nil
-            instance.node?.destroy()
-            instance.node = nil
+            instance.host?.tearDown(connectionGone: true)
+            instance.host = nil
             instance.core = nil
         }
     }

@@ -6,7 +6,8 @@ import Glibc
 
 /// A Crosspoint node: a `pw_filter` with one DSP port per mixer input and output, its
 /// cross-points published as node params. Lives on PipeWire's main loop; only `process`
-/// runs on the data thread, and it touches nothing but `DSPContext`.
+/// runs on the data thread, and it touches nothing but `DSPContext`. Its owner (`NodeHost`)
+/// makes it and its parts (NodePart) and hears, through `host`, what the parts are told.
 ///
 /// `mixer` is the state users set and see (Props). What renders is usually the same; while
 /// ports are being removed it is the mixer with the leaving channels muted, so they fade out
@@ -17,7 +18,8 @@ public final class FilterNode {
     /// The state as set by the user, published in Props.
     public private(set) var mixer: Mixer
     private var filter: OpaquePointer?
-    private let loop: UnsafeMutablePointer<pw_loop>
+    /// The main loop (the parts arm their timers on it).
+    let loop: UnsafeMutablePointer<pw_loop>
     private var destroyed = false
     /// The shape the pending removal was timed for.
     private var removalArmedFor: (Int, Int)?
@@ -27,31 +29,17 @@ public final class FilterNode {
     private var groups = PortGroup.Kind.allCases.map(PortGroup.init)
     private var removalTimer: UnsafeMutablePointer<spa_source>?
     private var publishedShape: (Int, Int)
-    /// The levels, published in the node property `crosspoint.levels` while someone watches.
-    private let levels: LevelPublisher
-    /// MIDI control, made the first time the node has its MIDI ports (MIDIPorts.swift).
-    private var midi: MIDIControlCenter?
-    /// While MIDI moves parameters, Props and `onChange` follow at most every
+    /// The level meter; its tap is the data thread's (LevelPublisher reads it, a part).
+    let levelMeter = LevelMeter()
+    /// MIDI control's crossing, once a part made it (MIDIPorts.swift): freed after the filter.
+    private var midi: MIDIRealtime?
+    /// While MIDI moves parameters, Props and the parts follow at most every
     /// `midiPublishInterval` ms (the audio follows at once); the last change always lands.
     private var publishTimer: UnsafeMutablePointer<spa_source>?
     private var publishPending = false
-    /// The data thread's rate, watched on the main loop (RateWatch.swift).
-    private var rateWatch: RateWatch?
     static let midiPublishInterval: UInt64 = 30
-    /// Called on the main loop when the filter fails (e.g. its connection breaks).
-    public var onError: ((String) -> Void)?
-    /// Called on the main loop after every accepted change of the mixer.
-    public var onChange: ((Mixer) -> Void)?
-    /// Called when live ports are renamed: each old and new `port.name`. The new ports exist,
-    /// the old ones still play; the callee links the new ones like the old ones, then calls
-    /// `finishReplacements`. With no callee, the replacement finishes at once.
-    public var onPortsReplacing: (([(old: String, new: String)]) -> Void)?
-    /// Called when ports the node no longer has are removed (a smaller count): their `port.name`s.
-    public var onPortsRemoved: (([String]) -> Void)?
-    /// True for a link (output port, input port) that one of the node's parts made or asked
-    /// for and keeps itself (OutputFollower's): NodeMemory leaves those to it and remembers the
-    /// rest, a person's links too.
-    public var isLinkOfAPart: ((_ output: UInt32, _ input: UInt32) -> Bool)?
+    /// The owner, told of everything its parts hear from the node (changes, requests, ports).
+    weak var host: NodeHost?
 
     /// Creates the filter on `core` and connects it. `core` must outlive the node.
     public init(core: OpaquePointer, configuration: NodeConfiguration) throws(NodeError) {
@@ -63,7 +51,6 @@ public final class FilterNode {
         context = .allocate(capacity: 1)
         listener = .allocate(capacity: 1)
         loop = pw_context_get_main_loop(pw_core_get_context(core))
-        levels = LevelPublisher(loop: loop)
         listener.initialize(to: spa_hook())
 
         let props = cpshim_properties_new()
@@ -87,17 +74,8 @@ public final class FilterNode {
             for channel in wantedChannels(groups[k].kind) { groups[k].append(addPort(groups[k], channel, at: groups[k].count), channel: channel) }
         }
         context.initialize(to: DSPContext(
-            renderer: engine.renderer, levels: levels.tap, owner: nil, table: makePortTable()))
+            renderer: engine.renderer, levels: levelMeter.tap, owner: nil, table: makePortTable()))
         context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
-        makeMIDIControlIfNeeded()
-        midi?.sendFeedback(for: mixer)
-        levels.shape = { [unowned self] in (self.mixer.inputs, self.mixer.outputs) }
-        levels.onPublish = { [unowned self] text in self.setProperty(LevelsCodec.property, text) }
-        rateWatch = RateWatch(loop: loop, engine: engine)
-        rateWatch?.onChange = { [unowned self] rate in
-            self.setProperty(CrosspointProperty.rate, "\(rate)")
-            self.publishFormat()
-        }
 
         pw_filter_add_listener(filter, listener, FilterNode.events, context)
         let result = PropsCodec.withParams(for: mixer, includingInfo: true) { params in
@@ -114,9 +92,6 @@ public final class FilterNode {
     public func destroy() {
         guard !destroyed else { return }
         destroyed = true
-        levels.destroy()
-        rateWatch?.destroy()
-        rateWatch = nil
         if let removalTimer { cpshim_loop_destroy_source(loop, removalTimer) }
         removalTimer = nil
         if let publishTimer { cpshim_loop_destroy_source(loop, publishTimer) }
@@ -126,7 +101,7 @@ public final class FilterNode {
             spa_hook_remove(listener)
             pw_filter_destroy(filter)
         }
-        midi?.destroy()
+        midi?.free()
         midi = nil
         PortTable.destroy(context.pointee.table)
         context.deinitialize(count: 1)
@@ -159,16 +134,9 @@ public final class FilterNode {
         if entries.isEmpty {
             Log.warn("\(configuration.nodeName): set-param carried no keys (pw-cli drops a Props pod over 1024 bytes; use the crosspoint command for large changes)")
         }
-        // Level watches are requests to the node, not state: they change no Props, so a
-        // set-param of watches alone republishes nothing.
-        let (requests, rest) = LevelWatch.requests(in: entries)
-        let others = takeLearnRequests(rest)
-        for request in requests {
-            switch request {
-            case let .success(watch): levels.apply(watch)
-            case let .failure(error): Log.warn("\(configuration.nodeName): set-param refused: \(error)")
-            }
-        }
+        // Requests to the running node (level watches, MIDI learning) are its parts', not state:
+        // they change no Props, so a set-param of requests alone republishes nothing.
+        let others = host?.takeRequests(entries) ?? entries
         if others.isEmpty && !entries.isEmpty { return }
         var next = mixer
         let (changed, warnings) = next.apply(others)
@@ -180,95 +148,39 @@ public final class FilterNode {
         }
     }
 
-    /// Takes the `midi.learn` requests out of a set-param (they are for the running node, not
-    /// its state) and starts or stops learning; returns the other entries.
-    private func takeLearnRequests(_ entries: [PropsCodec.Entry]) -> [PropsCodec.Entry] {
-        var others: [PropsCodec.Entry] = []
-        for entry in entries {
-            guard entry.key == MIDILearn.key else {
-                others.append(entry)
-                continue
-            }
-            do throws(CrosspointError) {
-                let request = try MIDILearn(try Mixer.parameterValue(entry.value, key: MIDILearn.key))
-                if let target = request.target { _ = try Parameter(key: target, in: mixer) }
-                guard let midi, mixer.midi.ports else {
-                    throw .invalidValue(key: MIDILearn.key, reason: "the node has no MIDI ports: switch them on first (midi = true)")
-                }
-                midi.learn(request.target)
-                Log.info("\(configuration.nodeName): \(request.target.map { "learning: the next MIDI control that moves is mapped to \($0)" } ?? "learning stopped")")
-            } catch {
-                Log.warn("\(configuration.nodeName): set-param refused: \(error)")
-            }
-        }
-        return others
-    }
-
     /// Makes `next` the node's state: adds the ports it needs, fades out the ones it no
     /// longer has (removed when the timer fires), hands the mix to the renderer, republishes.
     private func commit(_ next: Mixer) {
-        let midiWasOn = mixer.midi.ports
         mixer = next
         syncPorts()
         publish()
-        onChange?(mixer)
-        if mixer.midi.ports && !midiWasOn { midi?.resendAll() }
-        midi?.sendFeedback(for: mixer)
+        host?.mixerChanged(mixer)
     }
 
-    /// Makes MIDI control the first time the node has its MIDI ports, before the data thread's
-    /// table has them (the table's swap then publishes it to the data thread). Without it (the
-    /// loop could not make its event source) the ports are there and do nothing.
-    private func makeMIDIControlIfNeeded() {
-        guard mixer.midi.ports, midi == nil else { return }
-        guard let center = MIDIControlCenter(loop: loop, onArrival: { [unowned self] in self.midiArrived() }) else {
-            Log.error("\(configuration.nodeName): cannot make the event source MIDI control needs; its ports do nothing")
-            return
-        }
-        midi = center
-        context.pointee.midi = center.realtime
+    /// Hands the data thread MIDI control's crossing (before the table that has the MIDI
+    /// ports); freed with the node, after the filter.
+    func attach(midi crossing: MIDIRealtime) {
+        midi = crossing
+        context.pointee.midi = crossing
     }
 
-    /// MIDI arrived (the data thread woke the main loop): the changes it makes play at once;
-    /// Props and `onChange` follow within `midiPublishInterval`.
-    private func midiArrived() {
-        guard let midi else { return }
-        let records = midi.collect()
-        switch midi.learning(from: records) {
-        case .notLearning: break
-        case .waiting:
-            // Learning: what moved moves nothing (it did not suit the key).
-            return
-        case let .learned(learned):
-            var next = mixer
-            let texts = mixer.midi.mappings.filter { !($0.control == learned.control && $0.key == learned.key) }.map(\.text)
-            do {
-                try next.setMIDIMappings(texts + [learned.text])
-                Log.info("\(configuration.nodeName): learned \(learned.text)")
-                commit(next)
-            } catch {
-                Log.warn("\(configuration.nodeName): cannot map \(learned.text): \(error)")
-            }
-            return
+    /// Plays `next` at once (ports, renderer): MIDI moving parameters. Props and the parts
+    /// follow within `midiPublishInterval`; the last change always lands.
+    func play(_ next: Mixer) {
+        mixer = next
+        syncPorts()
+        guard !publishPending else { return }
+        publishPending = true
+        if publishTimer == nil {
+            let data = Unmanaged.passUnretained(self).toOpaque()
+            publishTimer = cpshim_loop_add_timer(loop, { data, _ in
+                let node = Unmanaged<FilterNode>.fromOpaque(data!).takeUnretainedValue()
+                node.publishPending = false
+                node.publish()
+                node.host?.mixerChanged(node.mixer)
+            }, data)
         }
-        if let next = midi.apply(records, to: mixer, node: configuration.nodeName) {
-            mixer = next
-            syncPorts()
-            if !publishPending {
-                publishPending = true
-                if publishTimer == nil {
-                    let data = Unmanaged.passUnretained(self).toOpaque()
-                    publishTimer = cpshim_loop_add_timer(loop, { data, _ in
-                        let node = Unmanaged<FilterNode>.fromOpaque(data!).takeUnretainedValue()
-                        node.publishPending = false
-                        node.publish()
-                        node.onChange?(node.mixer)
-                    }, data)
-                }
-                if let publishTimer { _ = cpshim_loop_arm_timer(loop, publishTimer, Self.midiPublishInterval) }
-            }
-        }
-        midi.sendFeedback(for: mixer)
+        if let publishTimer { _ = cpshim_loop_arm_timer(loop, publishTimer, Self.midiPublishInterval) }
     }
 
     /// Brings ports and renderer in line with `mixer`.
@@ -285,14 +197,10 @@ public final class FilterNode {
                 replace(group: k, index: i, to: wanted[i])
             }
         }
-        if !replacements.isEmpty {
-            if let onPortsReplacing {
-                onPortsReplacing(replacements.map { ($0.oldName, $0.newName) })
-            } else {
-                finishReplacements()
-            }
+        if !replacements.isEmpty, host?.portsReplacing(replacements.map { ($0.oldName, $0.newName) }) != true {
+            finishReplacements()
         }
-        makeMIDIControlIfNeeded()
+        host?.preparePorts(for: mixer)
         var added = false
         for k in groups.indices {
             let wanted = wantedChannels(groups[k].kind)
@@ -346,7 +254,7 @@ public final class FilterNode {
         swapPortTable()
         for port in gone { if let handle = port.handle { pw_filter_remove_port(handle) } }
         let goneNames = gone.map(\.name)
-        onPortsRemoved?(goneNames)
+        host?.portsRemoved(goneNames)
         engine.replace(with: mixer)
         publish()
     }
@@ -454,7 +362,7 @@ public final class FilterNode {
     /// FORMAT column; PipeWire 1.x's pw_filter publishes a node's Format, 0.3.65's keeps it
     /// unlisted: `pw-cli enum-params ID Format` reads it there). Once the rate is known and on
     /// every change of it or of the inputs.
-    private func publishFormat() {
+    func publishFormat() {
         let rate = engine.renderRate
         guard let filter, rate > 0 else { return }
         let buffer = PodBuffer(size: 512)
@@ -491,7 +399,7 @@ public final class FilterNode {
             // once the link runs.
             guard let node = FilterNode.node(data), let portData,
                   portData == node.group(.midiOutput).handles.first ?? nil else { return }
-            node.midi?.resendSoon()
+            node.host?.portGotBuffers(.midiOutput)
         }
         events.destroy = { data in
             // The core destroyed the filter (it is going away): forget it, free the rest later.
@@ -504,7 +412,7 @@ public final class FilterNode {
             if state == PW_FILTER_STATE_ERROR {
                 let message = error.map { String(cString: $0) } ?? "unknown error"
                 Log.error("\(node.configuration.nodeName): \(message)")
-                node.onError?(message)
+                node.host?.filterFailed(message)
             }
         }
     }

@@ -2,11 +2,23 @@ import CCrosspointShim
 import CPipeWire
 import CrosspointPipeWire
 
-/// What the node's parts that link it to other nodes need to know of the graph (the virtual
-/// devices, the outputs that follow a device): its nodes, ports and links as the registry
-/// announces them, the `default` metadata, and links asked for and not yet announced. One per
-/// part, on the node's connection; runs on the main loop. `onChange` hears of every change.
+/// The node's one view of the graph, shared by all its parts (NodePart): its nodes, ports and
+/// links as the registry announces them, the `default` metadata, and links asked for and not
+/// yet announced. One per node, on the node's connection (one registry listener); runs on the
+/// main loop. Its owner (`NodeHost`) hears of every change, once the mirror has taken it in,
+/// through `onEvent`, and hands it to the parts.
 final class GraphMirror {
+    /// A change of the graph, told after the mirror's tables have it.
+    enum Event {
+        /// A node, port, link or the `default` metadata was announced (only those a part reads:
+        /// a node with a name, a port with a name and a node, a link with its two ports).
+        case added(Registry.Global)
+        /// A global went away; `wasNode`: it was a node the mirror knew.
+        case removed(UInt32, wasNode: Bool)
+        /// The default sink or source changed (the `default` metadata).
+        case defaultsChanged
+    }
+
     struct Node {
         let name: String
         let mediaClass: String?
@@ -40,14 +52,12 @@ final class GraphMirror {
     private(set) var defaultSink: String?
     private(set) var defaultSource: String?
 
-    var onChange: (() -> Void)?
-    /// A node was announced: its id and properties (only those a global carries).
-    var onNode: ((UInt32, [String: String]) -> Void)?
-    /// A node went away.
-    var onNodeRemoved: ((UInt32) -> Void)?
+    /// Told of every change (set once, by the owner).
+    private var onEvent: ((Event) -> Void)?
 
-    init(core: OpaquePointer) {
+    init(core: OpaquePointer, onEvent: @escaping (Event) -> Void) {
         self.core = core
+        self.onEvent = onEvent
         registry = Registry(core: core, onAdded: { [unowned self] in self.added($0) },
                             onRemoved: { [unowned self] in self.removed($0) })
     }
@@ -57,9 +67,7 @@ final class GraphMirror {
         requested = []
         unbindMetadata()
         registry = nil
-        onChange = nil
-        onNode = nil
-        onNodeRemoved = nil
+        onEvent = nil
     }
 
     // MARK: Questions
@@ -121,7 +129,6 @@ final class GraphMirror {
         case "PipeWire:Interface:Node":
             guard let name = p[PW_KEY_NODE_NAME] else { return }
             nodes[id] = Node(name: name, mediaClass: p[PW_KEY_MEDIA_CLASS])
-            onNode?(id, p)
         case "PipeWire:Interface:Port":
             guard let name = p[PW_KEY_PORT_NAME], let owner = p[PW_KEY_NODE_ID].flatMap({ UInt32($0) }) else { return }
             ports[id] = Port(node: owner, name: name, isInput: p[PW_KEY_PORT_DIRECTION] == "in",
@@ -147,7 +154,7 @@ final class GraphMirror {
         default:
             return
         }
-        onChange?()
+        onEvent?(.added(global))
     }
 
     private func removed(_ id: UInt32) {
@@ -155,8 +162,8 @@ final class GraphMirror {
         linkedBy.removeValue(forKey: id)
         ports.removeValue(forKey: id)
         if id == metadataID { unbindMetadata() }
-        if nodes.removeValue(forKey: id) != nil { onNodeRemoved?(id) }
-        onChange?()
+        let wasNode = nodes.removeValue(forKey: id) != nil
+        onEvent?(.removed(id, wasNode: wasNode))
     }
 
     private func unbindMetadata() {
@@ -178,7 +185,7 @@ final class GraphMirror {
         case nil: defaultSink = nil; defaultSource = nil  // all keys cleared
         default: return
         }
-        onChange?()
+        onEvent?(.defaultsChanged)
     }
 
     nonisolated(unsafe) private static let metadataEvents = eventTable(pw_metadata_events(), version: \.version, PW_VERSION_METADATA_EVENTS) { events in

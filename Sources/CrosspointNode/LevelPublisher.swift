@@ -23,9 +23,9 @@ import Glibc
 // asked for, at least 33 ms (30 a second). A newcomer beyond 16 takes the place of the lease
 // that ends first. The key is in the parameter table (`ParameterKind.levelsWatch`, access
 // `.writeOnly`): PropInfo lists it, Props does not, and the model checks it and stays as it is
-// (`Mixer.set`), so a fuzzed or stray `levels.watch` changes nothing. The node takes the
-// watches out of a set-param before the mixer sees the rest (`LevelWatch.requests`, in
-// LevelsCodec.swift), and a set-param that carried only watches republishes nothing. The
+// (`Mixer.set`), so a fuzzed or stray `levels.watch` changes nothing. This part claims the key
+// (`NodePart.claimedKeys`): the node's owner takes the watches out of a set-param before the
+// mixer sees the rest, and a set-param that carried only watches republishes nothing. The
 // values come from any client: `Int(exactly:)` and range checks, a warning naming the key for
 // anything else.
 //
@@ -76,10 +76,10 @@ import Glibc
 /// (`levels.watch`), starts the data thread's meter with the first lease and stops it with the
 /// last. A timer collects what the data thread measured every `collectionPeriod` (or faster,
 /// at a shorter interval), and at the shortest interval asked for the reading goes out, as
-/// text (`LevelsCodec`), to `onPublish`, which sets the node property `crosspoint.levels`.
-/// A reading is therefore at most one collection old, whatever the interval. Props are never
-/// republished for it.
-final class LevelPublisher {
+/// text (`LevelsCodec`), as the node property `crosspoint.levels`. A reading is therefore at
+/// most one collection old, whatever the interval. Props are never republished for it. A node
+/// part (NodePart); the meter is the node's (its data thread's tap is in the node's context).
+final class LevelPublisher: NodePart {
     /// How often the data thread is asked to hand over what it measured.
     static let collectionPeriod = 50
     /// The longest a switch of banks may wait for the data thread (the longest quantum, 8192
@@ -87,7 +87,8 @@ final class LevelPublisher {
     /// (frames 0, every channel silent).
     static let idleAfterMilliseconds: Int64 = 500
 
-    private let meter = LevelMeter()
+    private let node: FilterNode
+    private let meter: LevelMeter
     private var leases = LevelLeases()
     private let loop: UnsafeMutablePointer<pw_loop>
     private var timer: UnsafeMutablePointer<spa_source>?
@@ -99,17 +100,25 @@ final class LevelPublisher {
     private var waitingSince: Int64 = 0
     private var sequence = 0
 
-    /// Sets the property (the text is empty when the last watcher has gone).
-    var onPublish: ((String) -> Void)?
-    /// The node's input and output counts now.
-    var shape: () -> (inputs: Int, outputs: Int) = { (0, 0) }
-
-    init(loop: UnsafeMutablePointer<pw_loop>) {
+    init(node: FilterNode, loop: UnsafeMutablePointer<pw_loop>) {
+        self.node = node
+        meter = node.levelMeter
         self.loop = loop
     }
 
-    /// The data thread's half of the meter.
-    var tap: LevelTap { meter.tap }
+    var claimedKeys: [String] { [LevelWatch.key] }
+
+    /// A `levels.watch` request: applied, or refused with a warning naming the key.
+    func request(_ entry: PropsCodec.Entry) {
+        do throws(CrosspointError) {
+            apply(try LevelWatch(entry))
+        } catch {
+            Log.warn("\(node.configuration.nodeName): set-param refused: \(error)")
+        }
+    }
+
+    /// Sets the property (the text is empty when the last watcher has gone).
+    private func publish(_ text: String) { node.publishProperty(LevelsCodec.property, text) }
 
     /// Takes a watcher's request: starts publishing with the first lease, follows the shortest
     /// interval, stops at once when the last watcher releases its lease.
@@ -135,8 +144,8 @@ final class LevelPublisher {
         }
     }
 
-    /// Stops publishing and frees the timer; call before the filter goes.
-    func destroy() {
+    /// Stops publishing and frees the timer; before the filter goes.
+    func destroy(connectionGone: Bool) {
         meter.stop()
         if let timer { cpshim_loop_destroy_source(loop, timer) }
         timer = nil
@@ -156,9 +165,9 @@ final class LevelPublisher {
         if now >= nextReading {
             let idle = meter.isWaiting && now - waitingSince >= LevelPublisher.idleAfterMilliseconds
             if meter.collectedFrames > 0 || idle {
-                let (inputs, outputs) = shape()
+                let mixer = node.mixer
                 sequence += 1
-                onPublish?(LevelsCodec.text(meter.reading(inputs: inputs, outputs: outputs, sequence: sequence, interval: interval)))
+                publish(LevelsCodec.text(meter.reading(inputs: mixer.inputs, outputs: mixer.outputs, sequence: sequence, interval: interval)))
                 // From now, not from when it was due: never more than one reading an interval.
                 nextReading = now + Int64(interval)
                 if idle { waitingSince = now }
@@ -175,7 +184,7 @@ final class LevelPublisher {
         publishingInterval = nil
         meter.stop()
         if let timer { _ = cpshim_loop_arm_timer(loop, timer, 0) }
-        onPublish?("")
+        publish("")
     }
 
     private func arm(milliseconds: Int64) {

@@ -13,7 +13,8 @@ import CrosspointPipeWire
 // the MIDIMapper (pickup, 14-bit pairs, toggle/momentary) and the parameter table, and puts the
 // feedback of every change, from anywhere, into the outbox.
 
-/// What the data thread holds of MIDI control, in its DSPContext.
+/// What the data thread holds of MIDI control, in its DSPContext: made by MIDIControlCenter,
+/// freed by the node once its filter is gone (`free`).
 struct MIDIRealtime {
     let inbox: MIDIInbox
     let outbox: MIDIOutbox
@@ -30,6 +31,14 @@ struct MIDIRealtime {
     /// At most this many feedback messages a cycle (24 bytes each in the buffer: 3 kB, within
     /// the 4096 bytes PipeWire 0.3's MIDI buffers have).
     static let scratchCapacity = 128
+
+    /// Frees the crossing: once the data thread no longer runs (the filter is destroyed).
+    func free() {
+        cpshim_loop_destroy_source(loop, arrived)
+        inbox.free()
+        outbox.free()
+        scratch.deallocate()
+    }
 }
 
 /// One cycle of MIDI on the data thread: reads `midi_in`, writes `midi_out` (when the table has
@@ -62,15 +71,20 @@ func processMIDI(_ context: UnsafeMutablePointer<DSPContext>) {
     }
 }
 
-/// The main loop's side of a node's MIDI control: the crossing's ends, the wake-up, the mapper.
-final class MIDIControlCenter {
-    let realtime: MIDIRealtime
+/// The main loop's side of a node's MIDI control, a node part (NodePart): it makes the
+/// crossing (the inbox, the outbox, the wake-up) the first time the node has its MIDI ports and
+/// hands it to the node, which frees it once the filter is gone; it takes `midi.learn`, turns
+/// what arrived into changes, and sends the feedback of every accepted change.
+final class MIDIControlCenter: NodePart {
+    private let node: FilterNode
     private let loop: UnsafeMutablePointer<pw_loop>
+    /// The crossing, once made (the node holds the data thread's copy and frees it).
+    private var realtime: MIDIRealtime?
     private var mapper = MIDIMapper()
-    /// Called on the main loop when the data thread has read MIDI.
-    private let onArrival: () -> Void
     /// Feedback that did not fit the outbox is sent again after this many ms.
     private var retryTimer: UnsafeMutablePointer<spa_source>?
+    /// Whether the mixer last heard of had its MIDI ports.
+    private var portsWereOn: Bool
 
     /// Whether this PipeWire speaks UMP on its MIDI ports (1.4 and later): its tools and its
     /// ALSA bridge read only UMP from a port, so the ports are made "32 bit raw UMP" there.
@@ -83,42 +97,117 @@ final class MIDIControlCenter {
     /// The `format.dsp` of the MIDI ports on this PipeWire.
     static var portFormat: String { ump ? "32 bit raw UMP" : "8 bit raw midi" }
 
-    /// Nil when the loop cannot make the event source that wakes it (out of memory or file
-    /// descriptors): the node then runs without MIDI control, and says so.
-    init?(loop: UnsafeMutablePointer<pw_loop>, onArrival: @escaping () -> Void) {
-        // The callbacks get this object unretained: it outlives its sources (`destroy`).
+    init(node: FilterNode, loop: UnsafeMutablePointer<pw_loop>) {
+        self.node = node
+        self.loop = loop
+        portsWereOn = node.mixer.midi.ports
+        // The node connected its filter in its init, but nothing links or runs it before the
+        // main loop turns again: the crossing is in place before its first cycle.
+        preparePorts(for: node.mixer)
+        sendFeedback(for: node.mixer)
+    }
+
+    /// Makes the crossing the first time the node has its MIDI ports, before the data thread's
+    /// table has them (the table's swap then publishes it to the data thread). Without it (the
+    /// loop could not make its event source: out of memory or file descriptors) the ports are
+    /// there and do nothing.
+    func preparePorts(for mixer: Mixer) {
+        guard mixer.midi.ports, realtime == nil else { return }
+        // The callback gets this object unretained: the node destroys the source, after the
+        // filter and in the same teardown as this part.
         guard let arrived = cpshim_loop_add_event(loop, { data, _ in
             guard let data else { return }
-            Unmanaged<MIDIControlCenter>.fromOpaque(data).takeUnretainedValue().onArrival()
-        }, nil) else { return nil }
-        self.loop = loop
-        self.onArrival = onArrival
+            Unmanaged<MIDIControlCenter>.fromOpaque(data).takeUnretainedValue().arrived()
+        }, nil) else {
+            Log.error("\(node.configuration.nodeName): cannot make the event source MIDI control needs; its ports do nothing")
+            return
+        }
         let inbox = MIDIInbox.make(), outbox = MIDIOutbox.make()
         let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: MIDIRealtime.scratchCapacity)
         scratch.initialize(repeating: 0, count: MIDIRealtime.scratchCapacity)
-        realtime = MIDIRealtime(inbox: inbox, outbox: outbox, loop: loop, arrived: arrived, scratch: scratch,
-                                ump: Self.ump)
+        let crossing = MIDIRealtime(inbox: inbox, outbox: outbox, loop: loop, arrived: arrived, scratch: scratch, ump: Self.ump)
         arrived.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        realtime = crossing
+        node.attach(midi: crossing)
     }
 
-    /// Frees everything: once the data thread no longer runs (the filter is destroyed).
-    func destroy() {
-        cpshim_loop_destroy_source(loop, realtime.arrived)
+    /// Frees the retry timer; the crossing is the node's to free, after the filter.
+    func destroy(connectionGone: Bool) {
         if let retryTimer { cpshim_loop_destroy_source(loop, retryTimer) }
         retryTimer = nil
-        realtime.inbox.free()
-        realtime.outbox.free()
-        realtime.scratch.deallocate()
+    }
+
+    func mixerChanged(_ mixer: Mixer) {
+        if mixer.midi.ports && !portsWereOn { resendAll() }
+        portsWereOn = mixer.midi.ports
+        sendFeedback(for: mixer)
+    }
+
+    /// midi_out was linked (its buffers arrive): send the linked surface every control, once
+    /// the link runs.
+    func portGotBuffers(_ kind: PortGroup.Kind) {
+        if kind == .midiOutput { resendSoon() }
+    }
+
+    // MARK: Learning
+
+    var claimedKeys: [String] { [MIDILearn.key] }
+
+    /// `midi.learn`, a request to the running node, not its state: starts or stops learning.
+    func request(_ entry: PropsCodec.Entry) {
+        let mixer = node.mixer
+        do throws(CrosspointError) {
+            let request = try MIDILearn(try Mixer.parameterValue(entry.value, key: MIDILearn.key))
+            if let target = request.target { _ = try Parameter(key: target, in: mixer) }
+            guard realtime != nil, mixer.midi.ports else {
+                throw .invalidValue(key: MIDILearn.key, reason: "the node has no MIDI ports: switch them on first (midi = true)")
+            }
+            learn(request.target)
+            Log.info("\(node.configuration.nodeName): \(request.target.map { "learning: the next MIDI control that moves is mapped to \($0)" } ?? "learning stopped")")
+        } catch {
+            Log.warn("\(node.configuration.nodeName): set-param refused: \(error)")
+        }
+    }
+
+    // MARK: What arrived
+
+    /// MIDI arrived (the data thread woke the main loop), or feedback is to be sent again: the
+    /// changes it makes play at once; Props and the other parts follow within
+    /// `FilterNode.midiPublishInterval`.
+    private func arrived() {
+        guard realtime != nil else { return }
+        let name = node.configuration.nodeName
+        let records = collect()
+        switch learning(from: records) {
+        case .notLearning: break
+        case .waiting:
+            // Learning: what moved moves nothing (it did not suit the key).
+            return
+        case let .learned(learned):
+            let mixer = node.mixer
+            var next = mixer
+            let texts = mixer.midi.mappings.filter { !($0.control == learned.control && $0.key == learned.key) }.map(\.text)
+            do {
+                try next.setMIDIMappings(texts + [learned.text])
+                Log.info("\(name): learned \(learned.text)")
+                try node.update { $0 = next }
+            } catch {
+                Log.warn("\(name): cannot map \(learned.text): \(error)")
+            }
+            return
+        }
+        if let next = apply(records, to: node.mixer, node: name) { node.play(next) }
+        sendFeedback(for: node.mixer)
     }
 
     /// The controls that moved since the last call.
-    func collect() -> [MIDIRecord] { realtime.inbox.collect() }
+    private func collect() -> [MIDIRecord] { realtime?.inbox.collect() ?? [] }
 
     /// The key being learned, and until when (`midi.learn`).
     private var learning: (key: String, until: ContinuousClock.Instant)?
 
     /// Starts learning a mapping to `key` (nil: stops).
-    func learn(_ key: String?) {
+    private func learn(_ key: String?) {
         learning = key.map { ($0, .now + .seconds(MIDILearn.timeoutSeconds)) }
     }
 
@@ -126,7 +215,7 @@ final class MIDIControlCenter {
 
     /// While learning: the mapping `records` make for the key (learning then stops), or
     /// `.waiting` when none suited it (the records then move nothing).
-    func learning(from records: [MIDIRecord]) -> Learning {
+    private func learning(from records: [MIDIRecord]) -> Learning {
         guard let current = learning else { return .notLearning }
         guard ContinuousClock.now < current.until else {
             learning = nil
@@ -139,7 +228,7 @@ final class MIDIControlCenter {
 
     /// The mixer after `records` (nil: nothing changed). A change a key refuses is logged and
     /// skipped; the rest apply.
-    func apply(_ records: [MIDIRecord], to mixer: Mixer, node name: String) -> Mixer? {
+    private func apply(_ records: [MIDIRecord], to mixer: Mixer, node name: String) -> Mixer? {
         guard !records.isEmpty else { return nil }
         syncMappings(mixer)
         var next = mixer
@@ -162,9 +251,9 @@ final class MIDIControlCenter {
     /// come back. When it does not fit, everything is sent again a little later, as long as the
     /// data thread takes from the outbox (a node nobody links does not run; its next link or
     /// change sends everything then).
-    func sendFeedback(for mixer: Mixer) {
+    private func sendFeedback(for mixer: Mixer) {
         syncMappings(mixer)
-        guard mixer.midi.ports else {
+        guard mixer.midi.ports, let realtime else {
             mapper.resendAll()
             return
         }
@@ -198,7 +287,7 @@ final class MIDIControlCenter {
         if retryTimer == nil {
             let data = Unmanaged.passUnretained(self).toOpaque()
             retryTimer = cpshim_loop_add_timer(loop, { data, _ in
-                Unmanaged<MIDIControlCenter>.fromOpaque(data!).takeUnretainedValue().onArrival()
+                Unmanaged<MIDIControlCenter>.fromOpaque(data!).takeUnretainedValue().arrived()
             }, data)
         }
         if let retryTimer { _ = cpshim_loop_arm_timer(loop, retryTimer, ms) }

@@ -8,15 +8,18 @@ import Glibc
 /// (atomically; every 200 ms while they keep coming; a failed save is retried, and the last
 /// changes are saved when the node goes), records the links people make to its ports, re-makes
 /// them when the peer appears again (a USB interface plugged back, a daemon restart) and
-/// forgets a link a person removes. Runs on the main loop, from the registry of the module's
-/// own connection.
-public final class NodeMemory {
+/// forgets a link a person removes. A node part (NodePart), the first: the others start from
+/// the state it restores. Runs on the main loop and hears of the graph through the node's one
+/// `GraphMirror` (its own tables of names: a link's ports must still be known when the link
+/// goes).
+final class NodeMemory: NodePart {
     private let node: FilterNode
+    /// Asked whether a link is another part's (`NodeHost.isLinkOfAPart`).
+    private unowned let host: NodeHost
     private let store: StateStore?
     private let keepLinks: Bool
     private let core: OpaquePointer
     private let loop: UnsafeMutablePointer<pw_loop>
-    private var registry: Registry?
     private var saveTimer: UnsafeMutablePointer<spa_source>?
     private var checkTimer: UnsafeMutablePointer<spa_source>?
     private var renameTimer: UnsafeMutablePointer<spa_source>?
@@ -31,8 +34,9 @@ public final class NodeMemory {
     /// link exists (the link lingers) or the request is settled.
     private var requested: [(output: UInt32, input: UInt32, proxy: OpaquePointer)] = []
 
-    public init(node: FilterNode, core: OpaquePointer, loop: UnsafeMutablePointer<pw_loop>, persist: Bool, keepLinks: Bool) {
+    init(node: FilterNode, host: NodeHost, core: OpaquePointer, loop: UnsafeMutablePointer<pw_loop>, persist: Bool, keepLinks: Bool) {
         self.node = node
+        self.host = host
         self.core = core
         self.loop = loop
         self.keepLinks = keepLinks
@@ -64,17 +68,23 @@ public final class NodeMemory {
         let data = Unmanaged.passUnretained(self).toOpaque()
         saveTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).saveTimerFired() }, data)
         checkTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).settle() }, data)
-        node.onChange = { [unowned self] _ in self.scheduleSave() }
         renameTimer = cpshim_loop_add_timer(loop, { data, _ in NodeMemory.this(data).finishRenames() }, data)
-        node.onPortsReplacing = { [unowned self] in self.portsReplacing($0) }
-        node.onPortsRemoved = { [unowned self] in self.portsRemoved($0) }
-        // The registry is watched even without state.links: a renamed port's links follow it.
-        registry = Registry(core: core, onAdded: { [unowned self] in self.globalAdded($0) },
-                            onRemoved: { [unowned self] in self.globalRemoved(id: $0) })
     }
 
-    /// Saves what is pending and lets go of the registry and the timers.
-    public func destroy() {
+    func mixerChanged(_ mixer: Mixer) { scheduleSave() }
+
+    // The graph is watched even without state.links: a renamed port's links follow it.
+    func graphChanged(_ event: GraphMirror.Event) {
+        switch event {
+        case let .added(global): globalAdded(global)
+        case let .removed(id, _): globalRemoved(id: id)
+        case .defaultsChanged: break
+        }
+    }
+
+    /// Saves what is pending and lets go of its requests and timers (the same when the
+    /// connection goes: the file is the memory's own).
+    func destroy(connectionGone: Bool) {
         if let saveTimer { cpshim_loop_destroy_source(loop, saveTimer) }
         if let checkTimer { cpshim_loop_destroy_source(loop, checkTimer) }
         if let renameTimer { cpshim_loop_destroy_source(loop, renameTimer) }
@@ -84,10 +94,6 @@ public final class NodeMemory {
         if dirty, !save() {
             Log.warn("\(node.configuration.nodeName): its last changes are not saved (\(lastFailure ?? "the save failed"))")
         }
-        node.onChange = nil
-        node.onPortsReplacing = nil
-        node.onPortsRemoved = nil
-        registry = nil  // unhooks and destroys its proxy
         dropRequests { _ in true }
     }
 
@@ -174,7 +180,7 @@ public final class NodeMemory {
     /// memory's to keep (`isOthers`).
     private func remembered(output: UInt32, input: UInt32) -> RememberedLink? {
         guard let ourID, let out = ports[output], let inp = ports[input] else { return nil }
-        if node.isLinkOfAPart?(output, input) == true { return nil }
+        if host.isLinkOfAPart(output: output, input: input) { return nil }
         let link: RememberedLink
         if out.node == ourID, let peer = nodes[inp.node] {
             link = RememberedLink(port: out.name, peerNode: peer, peerPort: inp.name)
@@ -190,7 +196,7 @@ public final class NodeMemory {
     /// devices (VirtualDeviceHost). The memory neither remembers nor re-makes it (re-made from a
     /// memory older than the device, a link from an output into the node's own sink was a loop
     /// the host then cut). The output follower's links are told apart by the follower itself
-    /// (`FilterNode.isLinkOfAPart`): a person's link from an output that follows a device is
+    /// (`NodeHost.isLinkOfAPart` asks the parts): a person's link from an output that follows a device is
     /// remembered and re-made like any other.
     private func isOthers(_ link: RememberedLink) -> Bool {
         node.mixer.devices.contains(where: { $0.name == link.peerNode })
@@ -257,7 +263,7 @@ public final class NodeMemory {
 
     /// Ports are being replaced by ports of new names: note the old ones' peers, rename the
     /// remembered links, and link each new port like its old one as soon as it is announced.
-    private func portsReplacing(_ pairs: [(old: String, new: String)]) {
+    func portsReplacing(_ pairs: [(old: String, new: String)]) -> Bool {
         for (old, new) in pairs {
             var peers: [(peer: UInt32, oursIsOutput: Bool)] = []
             if let oldID = portID(node: ourID, name: old) {
@@ -277,6 +283,7 @@ public final class NodeMemory {
         }
         // Whatever happens, the new ports play within a second.
         if let renameTimer { _ = cpshim_loop_arm_timer(loop, renameTimer, 1000) }
+        return true
     }
 
     /// A port of ours was announced: if it replaces a renamed one, link it to the same peers.
@@ -305,7 +312,7 @@ public final class NodeMemory {
 
     /// The node removed ports (a person made it smaller): their links are forgotten, so a
     /// channel added later under the same name starts unlinked.
-    private func portsRemoved(_ names: [String]) {
+    func portsRemoved(_ names: [String]) {
         let gone = links.filter { names.contains($0.port) }
         guard !gone.isEmpty else { return }
         links.subtract(gone)

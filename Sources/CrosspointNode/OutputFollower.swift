@@ -20,8 +20,9 @@ import CrosspointPipeWire
 /// has none, and a group may target a device that is not the default. The links are PipeWire's
 /// own (`link-factory`, as pw-link makes them, lingering).
 ///
-/// Runs on the main loop, from its own registry listener on the node's connection.
-public final class OutputFollower {
+/// A node part (NodePart); runs on the main loop and hears of the graph through the node's one
+/// `GraphMirror`.
+final class OutputFollower: NodePart {
     private let node: FilterNode
     private let graph: GraphMirror
     private var targets: [OutputTarget] = []
@@ -34,33 +35,28 @@ public final class OutputFollower {
     /// Links a person removed after the follower made them (output, input, device): not made
     /// again while the group goes to that device.
     private var declined: [(output: UInt32, input: UInt32, device: UInt32)] = []
-    /// The node's `onChange` before this follower chained itself in, given back by `destroy`.
-    private var earlierOnChange: ((Mixer) -> Void)?
 
-    public init(node: FilterNode, core: OpaquePointer) {
+    init(node: FilterNode, graph: GraphMirror) {
         self.node = node
-        graph = GraphMirror(core: core)
-        graph.onChange = { [unowned self] in self.reconcile() }
-        let earlier = node.onChange
-        earlierOnChange = earlier
-        node.onChange = { [unowned self] mixer in
-            earlier?(mixer)
-            if mixer.targets != self.targets {
-                self.targets = mixer.targets
-                self.declined.removeAll()
-                self.reconcile()
-            }
-        }
+        self.graph = graph
         targets = node.mixer.targets
-        node.isLinkOfAPart = { [unowned self] output, input in self.graph.isLinked(by: self.nodeName, output, input) }
     }
 
-    /// Unhooks from the node (the part chained in after it is destroyed first) and the graph.
-    public func destroy() {
-        node.onChange = earlierOnChange
-        node.isLinkOfAPart = nil
-        graph.destroy()
+    /// The links it made stay (they linger, and are PipeWire's), as they did when it ran.
+    func destroy(connectionGone: Bool) {}
+
+    func mixerChanged(_ mixer: Mixer) {
+        guard mixer.targets != targets else { return }
+        targets = mixer.targets
+        declined.removeAll()
+        reconcile()
     }
+
+    func graphChanged(_ event: GraphMirror.Event) { reconcile() }
+
+    /// Its links, asked for or made (known from its requests in the graph view, `linkedBy`):
+    /// the memory leaves them to it; a person's link from a following output is the memory's.
+    func ownsLink(output: UInt32, input: UInt32) -> Bool { graph.isLinked(by: nodeName, output, input) }
 
     private var nodeName: String { node.configuration.nodeName }
 

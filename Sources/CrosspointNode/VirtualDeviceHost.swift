@@ -4,29 +4,23 @@ import CrosspointCore
 import CrosspointPipeWire
 
 /// Makes a node's virtual devices (`devices`, VirtualDevices.swift) real: one PipeWire device
-/// each, linked to the node's ports, kept as the mixer changes.
+/// each, linked to the node's ports, kept as the mixer changes. A node part (NodePart).
 ///
-/// Why null sinks: a session manager links applications only to nodes it can configure, and
-/// it configures only adapters (audioconvert around a follower); a `pw_filter`, Crosspoint's
-/// node, is not one (PIPEWIRE-NOTES: "Devices that applications choose"). So each device is
-/// PipeWire's own stock virtual device, an `adapter` around `support.null-audio-sink` (what
-/// `pactl load-module module-null-sink` makes), created by the node's connection and gone
-/// with it:
-/// - a sink (`Audio/Sink`): applications play into it; its monitor ports (`monitor_FL`...)
-///   are linked into the mixer inputs the device names. `monitor.channel-volumes` puts the
-///   sink's own volume and mute (wpctl, pactl, pavucontrol) on those ports;
-/// - a source (`Audio/Source/Virtual`): the mixer outputs are linked into its input ports
-///   (`input_FL`...); applications record from it.
-/// In one graph cycle every follower runs in dependency order: the hop costs no quantum
-/// (measured: 0 samples at quantum 1024, 256 and 64, on 0.3.65 and 1.4.2).
+/// Why devices at all: a session manager links applications only to nodes it can configure,
+/// and it configures only adapters (audioconvert around a follower); a `pw_filter`,
+/// Crosspoint's node, is not one (PIPEWIRE-NOTES: "Devices that applications choose"). So each
+/// device is a node of its own, created by the node's connection and gone with it. What a
+/// device is made of, and which of its ports link to which of the node's, is its kind's
+/// (`DeviceKind`, DeviceKind.swift: PipeWire's stock null sink, `NullSinkDevice`, for now);
+/// this host keeps the rest for every kind: each device's status, a name another node has,
+/// `default`, the memory given back, the links reconciled. In one graph cycle every follower
+/// runs in dependency order: the hop costs no quantum (measured: 0 samples at quantum 1024,
+/// 256 and 64, on 0.3.65 and 1.4.2).
 ///
-/// `monitor.channel-volumes` puts the sink's own volume and mute on its monitor ports (without
-/// it, wpctl's and pactl's volume changed nothing that the node reads: measured on both versions).
-/// `priority.session` is set low, under any real device's, so that WirePlumber never makes a
-/// virtual device the default by itself; `default` in a device's text asks for it, once, when
-/// the device is made (the `default` metadata's `default.configured.audio.sink`/`.source`, as
-/// `wpctl set-default` does). A name another node already has is refused (logged, and said in
-/// the node property `crosspoint.devices`), and made once that node goes.
+/// `default` in a device's text asks for it, once, when the device is made (the `default`
+/// metadata's `default.configured.audio.sink`/`.source`, as `wpctl set-default` does). A name
+/// another node already has is refused (logged, and said in the node property
+/// `crosspoint.devices`), and made once that node goes.
 ///
 /// Memory: a device costs the daemon about 1.1 MiB while it exists (the adapter's buffers, its
 /// two links' buffers, the node's client-node mixes; a stock null sink linked the same way costs
@@ -37,8 +31,8 @@ import CrosspointPipeWire
 /// removed are gone from the graph, and no other went for `trimDelayMilliseconds`, the main loop
 /// calls `malloc_trim(0)` (RELIABILITY.md, "Memory under storms").
 ///
-/// Runs on the main loop, from its own registry listener on the node's connection.
-public final class VirtualDeviceHost {
+/// Runs on the main loop; hears of the graph through the node's one `GraphMirror`.
+final class VirtualDeviceHost: NodePart {
     /// What a device is now.
     enum Status: Equatable {
         /// Asked of the daemon, not announced yet.
@@ -59,62 +53,62 @@ public final class VirtualDeviceHost {
         var defaultPending: Bool
     }
 
-    /// A session manager makes the highest `priority.session` the default; ALSA devices have
-    /// 1000 and more, a virtual device from pactl none. Under all of them, not 0 (WirePlumber
-    /// 0.4 treats a missing priority as 0 and the newest of equals wins).
-    static let sessionPriority = "1"
-
     private let node: FilterNode
     private let core: OpaquePointer
     private let graph: GraphMirror
+    /// The kinds of device this host makes, asked in order (`DeviceKind.makes`).
+    private let kinds: [any DeviceKind]
     private var managed: [String: Managed] = [:]
     /// Node ids of the devices this host made, by the registry's announcements.
     private var ours: Set<UInt32> = []
     private var lastReported = ""
-    /// The node's `onChange` before this host chained itself in, given back by `destroy`.
-    private var earlierOnChange: ((Mixer) -> Void)?
     /// How long after the last of its devices went the host gives the daemon's free memory back.
     static let trimDelayMilliseconds: UInt64 = 300
     private let loop: UnsafeMutablePointer<pw_loop>
     /// Armed when a device of this host went: fires `malloc_trim` (main loop).
     private var trimTimer: UnsafeMutablePointer<spa_source>?
 
-    public init(node: FilterNode, core: OpaquePointer) {
+    init(node: FilterNode, core: OpaquePointer, graph: GraphMirror, kinds: [any DeviceKind] = [NullSinkDevice()]) {
         self.node = node
         self.core = core
-        graph = GraphMirror(core: core)
+        self.graph = graph
+        self.kinds = kinds
         loop = pw_context_get_main_loop(pw_core_get_context(core))
         trimTimer = cpshim_loop_add_timer(loop, { data, _ in
             // The main loop: glibc's free pages, in every arena, back to the system. The data
             // threads take no malloc lock (Crosspoint's allocates nothing), so none waits on it.
             _ = cpshim_malloc_trim()
         }, nil)
-        graph.onNode = { [unowned self] in self.nodeAdded($0, $1) }
-        graph.onNodeRemoved = { [unowned self] in self.nodeRemoved($0) }
-        graph.onChange = { [unowned self] in self.reconcile() }
-        let earlier = node.onChange
-        earlierOnChange = earlier
-        node.onChange = { [unowned self] mixer in
-            earlier?(mixer)
-            self.update(mixer.devices)
-        }
         update(node.mixer.devices)
     }
 
     /// Removes the devices (their applications go where the session manager sends them), or,
-    /// when the connection itself is going (`removingDevices` false: they go with it), only lets
-    /// go of their proxies.
-    public func destroy(removingDevices: Bool = true) {
-        node.onChange = earlierOnChange
+    /// when the connection itself is going (they go with it), only lets go of their proxies.
+    func destroy(connectionGone: Bool) {
         if let trimTimer { cpshim_loop_destroy_source(loop, trimTimer) }
         trimTimer = nil
-        if removingDevices {
-            for name in Array(managed.keys) { remove(name) }
-        } else {
+        if connectionGone {
             for entry in managed.values { if let proxy = entry.proxy { pw_proxy_destroy(proxy) } }
             managed = [:]
+        } else {
+            for name in Array(managed.keys) { remove(name) }
         }
-        graph.destroy()
+    }
+
+    func mixerChanged(_ mixer: Mixer) { update(mixer.devices) }
+
+    func graphChanged(_ event: GraphMirror.Event) {
+        switch event {
+        case let .added(global) where global.type == "PipeWire:Interface:Node": nodeAdded(global.id, global.properties)
+        case let .removed(id, wasNode: true): nodeRemoved(id)
+        default: break
+        }
+        reconcile()
+    }
+
+    /// The kind that makes `device` (the first in `kinds` that does).
+    private func kind(of device: VirtualDevice) -> (any DeviceKind)? {
+        kinds.first { $0.makes(device) }
     }
 
     private var nodeName: String { node.configuration.nodeName }
@@ -127,8 +121,7 @@ public final class VirtualDeviceHost {
         for (name, current) in managed {
             guard let next = wanted[name] else { remove(name); continue }
             // Channels alone change links; anything the device itself is made of remakes it.
-            if next.kind != current.device.kind || next.positions != current.device.positions
-                || next.description != current.device.description {
+            if kind(of: next)?.request(for: next, node: nodeName) != kind(of: current.device)?.request(for: current.device, node: nodeName) {
                 remove(name)
             } else {
                 managed[name]?.device = next
@@ -146,23 +139,17 @@ public final class VirtualDeviceHost {
             managed[device.name] = entry
             return
         }
+        guard let kind = kind(of: device) else {
+            entry.status = .failed("no kind of device makes it")
+            managed[device.name] = entry
+            return
+        }
         guard let properties = cpshim_properties_new() else { return }
         defer { pw_properties_free(properties) }
-        let values: [(String, String)] = [
-            (PW_KEY_FACTORY_NAME, "support.null-audio-sink"),
-            (PW_KEY_NODE_NAME, device.name),
-            (PW_KEY_NODE_DESCRIPTION, device.description),
-            (PW_KEY_MEDIA_CLASS, device.kind == .sink ? MediaClass.sink : MediaClass.virtualSource),
-            (SPA_KEY_AUDIO_POSITION, device.positions.joined(separator: ",")),
-            ("monitor.channel-volumes", "true"),
-            (PW_KEY_PRIORITY_SESSION, Self.sessionPriority),
-            (PW_KEY_NODE_VIRTUAL, "true"),
-            (PW_KEY_OBJECT_LINGER, "false"),
-            (CrosspointProperty.deviceOf, nodeName),
-        ]
-        for (key, value) in values { pw_properties_set(properties, key, value) }
+        let request = kind.request(for: device, node: nodeName)
+        for property in request.properties { pw_properties_set(properties, property.key, property.value) }
         entry.proxy = pw_core_create_object(
-            core, "adapter", "PipeWire:Interface:Node", UInt32(PW_VERSION_NODE), &properties.pointee.dict, 0
+            core, request.factory, request.type, request.version, &properties.pointee.dict, 0
         ).map(OpaquePointer.init)
         if entry.proxy == nil {
             entry.status = .failed("the request could not be sent")
@@ -232,19 +219,19 @@ public final class VirtualDeviceHost {
             guard case let .ready(id) = entry.status else { continue }
             deviceIDs.insert(id)
             let device = entry.device
-            for (position, channel) in zip(device.positions, device.channels) {
-                let pair: (UInt32?, UInt32?) = device.kind == .sink
-                    ? (graph.port(of: id, named: "monitor_\(position)"), graph.port(of: node, named: PortName.input(channel)))
-                    : (graph.port(of: node, named: PortName.output(channel)), graph.port(of: id, named: "input_\(position)"))
-                guard let output = pair.0, let input = pair.1 else { continue }
+            guard let kind = kind(of: device) else { continue }
+            for link in kind.links(of: device) {
+                let (outputNode, inputNode) = link.fromDevice ? (id, node) : (node, id)
+                guard let output = graph.port(of: outputNode, named: link.output),
+                      let input = graph.port(of: inputNode, named: link.input) else { continue }
                 wanted.append((output, input))
             }
             // Made the default once the session manager has configured it (its ports exist):
             // WirePlumber 0.4 passes over a configured default without ports and does not look
             // again when they come.
             let configured = graph.ports.values.contains { $0.node == id }
-            let key = device.kind == .sink ? DefaultMetadataKey.configuredSink : DefaultMetadataKey.configuredSource
-            if entry.defaultPending, configured, graph.setDefault(key, json: "{ \"name\": \"\(name)\" }") {
+            if entry.defaultPending, configured, let key = kind.defaultKey(for: device),
+               graph.setDefault(key, json: "{ \"name\": \"\(name)\" }") {
                 managed[name]?.defaultPending = false
                 madeDefault.append(name)
                 Log.info("\(nodeName): device '\(name)' is made the default (\(key))")

@@ -55,24 +55,8 @@ public enum LevelsCodec {
 }
 
 extension LevelWatch {
-    /// Splits the entries of a set-param into its `levels.watch` requests (each checked: the
-    /// request, or why it was refused) and the other entries, which go to the mixer.
-    package static func requests(in entries: [PropsCodec.Entry])
-        -> (requests: [Result<LevelWatch, CrosspointError>], others: [PropsCodec.Entry])
-    {
-        var requests: [Result<LevelWatch, CrosspointError>] = []
-        var others: [PropsCodec.Entry] = []
-        for entry in entries {
-            guard entry.key == LevelWatch.key else {
-                others.append(entry)
-                continue
-            }
-            do throws(CrosspointError) {
-                requests.append(.success(try LevelWatch(try Mixer.parameterValue(entry.value, key: LevelWatch.key))))
-            } catch {
-                requests.append(.failure(error))
-            }
-        }
-        return (requests, others)
+    /// The `levels.watch` request a set-param's entry carries, checked.
+    package init(_ entry: PropsCodec.Entry) throws(CrosspointError) {
+        self = try LevelWatch(try Mixer.parameterValue(entry.value, key: LevelWatch.key))
     }
 }

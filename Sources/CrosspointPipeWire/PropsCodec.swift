@@ -230,6 +230,17 @@ public enum PropsCodec {
         return result
     }
 
+    /// Splits a set-param's entries into those whose key is in `claimed` (write-only requests to
+    /// the running node, which its parts take: `NodePart.claimedKeys`) and the others, which go
+    /// to the mixer; each side in the order they came.
+    package static func split(_ entries: [Entry], claimed: Set<String>) -> (claimed: [Entry], others: [Entry]) {
+        var taken: [Entry] = [], others: [Entry] = []
+        for entry in entries {
+            if let key = entry.key, claimed.contains(key) { taken.append(entry) } else { others.append(entry) }
+        }
+        return (taken, others)
+    }
+
     /// Walks a pod held in `bytes` (a fuzz target's input); nil if it is not a whole Props object.
     package static func entries(bytes: UnsafeRawBufferPointer) -> [Entry]? {
         guard bytes.count >= MemoryLayout<spa_pod>.size, let base = bytes.baseAddress else { return nil }

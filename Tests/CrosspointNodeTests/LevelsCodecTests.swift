@@ -93,7 +93,8 @@ struct LevelsCodecTests {
             .init(key: nil, value: .number(1)),
             .init(key: "gain.master", value: .number(0.25)),
         ]
-        let (requests, others) = LevelWatch.requests(in: entries)
+        let (claimed, others) = PropsCodec.split(entries, claimed: [LevelWatch.key])
+        let requests = claimed.map { entry in Result { () throws(CrosspointError) in try LevelWatch(entry) } }
         #expect(others.map(\.key) == ["matrix.0.0", nil, "gain.master"])
         #expect(requests.count == 9)
         #expect(try requests[0].get() == LevelWatch(watcher: 7, interval: 50))
@@ -106,7 +107,7 @@ struct LevelsCodecTests {
             #expect(error.description.contains("levels.watch"), "\(error)")
         }
         // With no watches, everything goes to the mixer.
-        let plain = LevelWatch.requests(in: [.init(key: "inputs", value: .number(4))])
-        #expect(plain.requests.isEmpty && plain.others.count == 1)
+        let plain = PropsCodec.split([.init(key: "inputs", value: .number(4))], claimed: [LevelWatch.key])
+        #expect(plain.claimed.isEmpty && plain.others.count == 1)
     }
 }
