@@ -400,8 +400,17 @@ struct NodeLevelsTests {
             usleep(100_000)
             screen = tmux("capture-pane", "-p").stdout
         }
-        usleep(300_000)  // past the readings that straddle the start of the tone
-        screen = tmux("capture-pane", "-p").stdout
+        // Past the readings that straddle the start of the tone (a 50 ms window part silent reads
+        // an RMS under -15: seen -15.5 after a fixed 300 ms on a loaded machine): the screen is
+        // read again until out_AUX1's RMS is the tone's, for up to 3 s.
+        func rms(_ screen: String) -> Double? {
+            let line = screen.split(separator: "\n").first { $0.hasPrefix("out_AUX1 ") } ?? ""
+            return Double(line.split(separator: " ").last ?? "")
+        }
+        for _ in 0..<60 where !near(rms(screen), -15) {
+            usleep(50_000)
+            screen = tmux("capture-pane", "-p").stdout
+        }
         let lines = screen.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("xp-levels (node ") == true, "\(screen)")
         #expect(lines.first?.contains("Ctrl-C quits") == true)

@@ -102,15 +102,21 @@ extension Sandbox {
             "--channels", "\(signal.channels.count)",
             "--channel-map", PipeWire.channelMap((0..<signal.channels.count).map { "AUX\($0)" }), wav,
         ])
-        // The player plays from its first link on: its links are made in one batch of a pw-cli
-        // that is already connected, within milliseconds, well inside the signal's silent lead-in.
-        var inputLinks = [(output: "\(player):output_AUX0", input: "\(sink):playback_\(reference)")]
+        // The player plays from its first link on: its links are made through a pw-cli that is
+        // already connected, within milliseconds, well inside the signal's silent lead-in. The
+        // reference path first, on its own: the player joins the sink's graph, then the node's
+        // inputs in one batch. (All in one batch, the player joining two drivers' graphs at once
+        // glitched its own recording now and then: 6 in 6 where it was linked to two devices.)
+        var inputLinks: [(output: String, input: String)] = []
         for (i, port) in inputs.enumerated() where i < signal.channels.count && (linkedInputs?.contains(i) ?? true) {
             inputLinks.append((output: "\(player):output_AUX\(i)", input: "\(node):\(port)"))
         }
         let playerReady = shell("pw_wait_ports \(player) \(signal.channels.count) output")
         guard playerReady.succeeded else { playing.stop(); recording.stop(); throw SandboxError("player: \(playerReady.stderr)") }
-        do { try link(inputLinks, through: cli) } catch {
+        do {
+            try link([(output: "\(player):output_AUX0", input: "\(sink):playback_\(reference)")], through: cli)
+            try link(inputLinks, through: cli)
+        } catch {
             playing.stop(); recording.stop()
             throw SandboxError("linking inputs: \(error)")
         }
