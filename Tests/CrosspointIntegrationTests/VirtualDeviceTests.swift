@@ -398,16 +398,17 @@ struct VirtualDeviceTests {
                 ])
                 #expect(sandbox.shell("pw_wait_ports delay-rec-\(tag) 4 input").succeeded)
                 usleep(300_000)
-                let cli = try PwCli(sandbox)
-                defer { cli.close() }
                 let player = try sandbox.start([
                     "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = delay-play-\(tag) }", "--channels", "2",
                     "--channel-map", PipeWire.channelMap(["FL", "FR"]), wav,
                 ])
                 let p = "delay-play-\(tag)"
-                #expect(sandbox.shell("pw_wait_ports \(p) 2 output").succeeded)
-                try sandbox.link([(output: "\(p):output_FL", input: "interface:playback_RL")], through: cli)
-                try sandbox.link([(output: "\(p):output_FL", input: "game:playback_FL"), (output: "\(p):output_FR", input: "game:playback_FR")], through: cli)
+                let linked = sandbox.shell("""
+                    pw_wait_ports \(p) 2 output
+                    pw-link \(p):output_FL game:playback_FL & a=$!; pw-link \(p):output_FR game:playback_FR & b=$!
+                    pw-link \(p):output_FL interface:playback_RL & c=$!; wait $a && wait $b && wait $c
+                    """)
+                #expect(linked.succeeded, "\(linked.stderr)")
                 player.wait(timeout: 30)
                 usleep(300_000)
                 recorder.stop()
