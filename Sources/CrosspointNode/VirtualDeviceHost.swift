@@ -121,7 +121,9 @@ final class VirtualDeviceHost: NodePart {
         for (name, current) in managed {
             guard let next = wanted[name] else { remove(name); continue }
             // Channels alone change links; anything the device itself is made of remakes it.
-            if kind(of: next)?.request(for: next, node: nodeName) != kind(of: current.device)?.request(for: current.device, node: nodeName) {
+            // (An unchanged device, the usual case on a set-param, builds no requests.)
+            if next != current.device,
+               kind(of: next)?.request(for: next, node: nodeName) != kind(of: current.device)?.request(for: current.device, node: nodeName) {
                 remove(name)
             } else {
                 managed[name]?.device = next

@@ -388,11 +388,8 @@ final class Storm {
 extension Sandbox {
     var stateHome: String { environment["XDG_STATE_HOME"] ?? directory + "/state" }
 
-    /// The pid of the running pipewire (the second one `scripts/sandbox` records).
-    var daemonPID: pid_t? {
-        let pids = ((try? String(contentsOfFile: directory + "/pids", encoding: .utf8)) ?? "").split(separator: "\n")
-        return pids.count >= 2 ? pid_t(pids[1].trimmingCharacters(in: .whitespaces)) : nil
-    }
+    /// The pid of the running pipewire.
+    var daemonPID: pid_t? { pid(of: "pipewire") }
 
     func entries(_ directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted()
