@@ -30,7 +30,7 @@ struct AppsTests {
     /// A folder with two long stereo files to play, of different tones (330 and 520 Hz; 710
     /// and 900 Hz): two players of the same file could cancel out where they are mixed.
     private func longFiles() throws -> (folder: String, wav: String, other: String) {
-        let folder = NSTemporaryDirectory() + "crosspoint-apps-\(UInt32.random(in: 0..<UInt32.max))"
+        let folder = Sandbox.audioFolder + "crosspoint-apps-\(UInt32.random(in: 0..<UInt32.max))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let tones = TestSignal(channels: 4, seconds: 60).channels
         try Wave.write(Array(tones[0...1]), to: folder + "/long.wav")

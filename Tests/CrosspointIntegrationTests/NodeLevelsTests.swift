@@ -250,7 +250,7 @@ struct NodeLevelsTests {
         init(_ sandbox: Sandbox, node: String, seconds: Double, output: String = "out_AUX1") throws {
             self.sandbox = sandbox
             let tag = "\(UInt32.random(in: 0..<UInt32.max))"
-            wav = NSTemporaryDirectory() + "crosspoint-levels-\(tag).wav"
+            wav = Sandbox.audioFolder + "crosspoint-levels-\(tag).wav"
             sink = "levels-sink-\(tag)"
             try Wave.write([NodeLevelsTests.sine(decibels: -12, seconds: seconds)], to: wav)
             player = try sandbox.start([

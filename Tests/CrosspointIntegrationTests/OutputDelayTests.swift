@@ -25,7 +25,7 @@ struct OutputDelayIntegrationTests {
     /// FL and FR (of all four); `during` runs while it plays.
     private func play(_ sandbox: Sandbox, _ samples: [Float], during: () -> Void = {}) throws -> [[Float]] {
         let tag = "\(UInt32.random(in: 0..<UInt32.max))"
-        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+        let wav = Sandbox.audioFolder + "crosspoint-\(tag)-in.wav", recorded = Sandbox.audioFolder + "crosspoint-\(tag)-out.wav"
         defer {
             try? FileManager.default.removeItem(atPath: wav)
             try? FileManager.default.removeItem(atPath: recorded)

@@ -99,7 +99,7 @@ struct VirtualDeviceTests {
         defer { sandbox.stop() }
         // The stream mix takes the inputs of its position: FL and game_FL into its FL.
         let signal = TestSignal(channels: 2)
-        let folder = NSTemporaryDirectory() + "crosspoint-devices-\(UInt32.random(in: 0..<UInt32.max))"
+        let folder = Sandbox.audioFolder + "crosspoint-devices-\(UInt32.random(in: 0..<UInt32.max))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Wave.write(signal.channels, to: folder + "/in.wav")
@@ -241,7 +241,7 @@ struct VirtualDeviceTests {
 
         // A device removed while an application plays into it: the player goes on (where the
         // session manager sends it), the node keeps its state, its other device stays.
-        let folder = NSTemporaryDirectory() + "crosspoint-devices-\(UInt32.random(in: 0..<UInt32.max))"
+        let folder = Sandbox.audioFolder + "crosspoint-devices-\(UInt32.random(in: 0..<UInt32.max))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Wave.write(TestSignal(channels: 2, seconds: 4).channels, to: folder + "/long.wav")
@@ -377,7 +377,7 @@ struct VirtualDeviceTests {
         defer { sandbox.stop() }
         let signal = TestSignal(channels: 2)
         let tag = "\(UInt32.random(in: 0..<UInt32.max))"
-        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+        let wav = Sandbox.audioFolder + "crosspoint-\(tag)-in.wav", recorded = Sandbox.audioFolder + "crosspoint-\(tag)-out.wav"
         defer {
             try? FileManager.default.removeItem(atPath: wav)
             try? FileManager.default.removeItem(atPath: recorded)
@@ -514,7 +514,7 @@ struct VirtualDeviceTests {
             let format = sandbox.run(["pw-cli", "enum-params", "\(graph.nodeID("desk") ?? 0)", "Format"]).stdout
             #expect(format.contains("F32P") && format.contains("Int 48000") && format.contains("Int 7"), "\(format)")
             // pw-top shows a format while the node runs: a player keeps it running.
-            let tone = NSTemporaryDirectory() + "desk-top-\(UInt32.random(in: 0..<UInt32.max)).wav"
+            let tone = Sandbox.audioFolder + "desk-top-\(UInt32.random(in: 0..<UInt32.max)).wav"
             defer { try? FileManager.default.removeItem(atPath: tone) }
             #expect(sandbox.run(["sox", "-n", "-r", "48000", "-c", "2", tone, "synth", "6", "sine", "440"]).succeeded)
             let player = try sandbox.start(["pw-play", "--target", "game", tone])
@@ -562,7 +562,7 @@ struct VirtualDeviceTests {
         func firstBlock(into device: String, recording sink: String, channels: [String], gain: Float = 1,
                         fromSleep: Bool = true) throws -> (lost: Int, offset: Int) {
             let tag = "\(UInt32.random(in: 0..<UInt32.max))"
-            let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+            let wav = Sandbox.audioFolder + "crosspoint-\(tag)-in.wav", recorded = Sandbox.audioFolder + "crosspoint-\(tag)-out.wav"
             defer { try? FileManager.default.removeItem(atPath: wav); try? FileManager.default.removeItem(atPath: recorded) }
             try Wave.write(signal, to: wav)
             let recorder = try sandbox.start(["pw-record", "--target", sink, "-P",
@@ -726,7 +726,7 @@ struct VirtualDeviceTests {
     ) throws -> (recorded: [[Float]], peers: [String]) {
         let tag = "\(UInt32.random(in: 0..<UInt32.max))"
         let name = "player-\(tag)", recorder = "recorder-\(tag)"
-        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+        let wav = Sandbox.audioFolder + "crosspoint-\(tag)-in.wav", recorded = Sandbox.audioFolder + "crosspoint-\(tag)-out.wav"
         defer {
             try? FileManager.default.removeItem(atPath: wav)
             try? FileManager.default.removeItem(atPath: recorded)

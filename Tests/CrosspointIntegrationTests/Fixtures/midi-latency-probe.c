@@ -8,9 +8,12 @@
  *
  * Both read the graph's clock (spa_io_position: the same frame position for every node of a
  * cycle), so the sink can say in which cycle after the note's the output first moved, and how
- * big the largest step between two samples was while it fell (a ramp glides; a jump clicks).
+ * big the largest step a sample was while it fell (a ramp glides; a jump clicks). The step is
+ * per frame of the graph's clock: a cycle the sink missed (an xrun of a loaded machine at
+ * quantum 64: the sink's process is not called, the clock moves on) is a gap of that many
+ * frames between two samples, not a click; `gaps` counts them.
  * Prints one line, `sent=FRAME heard=FRAME sample=INDEX quantum=FRAMES cycles=N max_step=X
- * fell_to=Y`, then exits; `xp-probe: timeout` after 20 s without.
+ * fell_to=Y gaps=N`, then exits; `xp-probe: timeout` after 20 s without.
  *
  * Built by the test with the toolchain's clang: cc -o probe midi-latency-probe.c $(pkg-config
  * --cflags --libs libpipewire-0.3) -lm. PipeWire 1.4 reads only UMP on a MIDI port: the note is
@@ -38,6 +41,7 @@ struct probe {
 	/* sink */
 	int64_t heard, sample, quantum;
 	float last, max_step, lowest;
+	int64_t last_frame, gaps;
 	int64_t falling_until;
 	_Atomic int done;
 };
@@ -90,8 +94,11 @@ static void sink_process(void *userdata, struct spa_io_position *position)
 	int64_t sent = atomic_load(&p->sent);
 	if (in == NULL || sent < 0 || atomic_load(&p->done))
 		return;
+	if (p->heard >= 0 && p->last_frame >= 0 && now != p->last_frame + 1)
+		p->gaps++;
 	for (uint32_t i = 0; i < n; i++) {
 		float x = in[i];
+		int64_t frame = now + (int64_t)i;
 		if (p->heard < 0 && now >= sent && x < LEVEL - 0.001f) {
 			p->heard = now;
 			p->sample = i;
@@ -99,11 +106,13 @@ static void sink_process(void *userdata, struct spa_io_position *position)
 			p->falling_until = now + 48000 / 10; /* watch the fall for 100 ms */
 		}
 		if (p->heard >= 0) {
-			float step = fabsf(x - p->last);
+			int64_t apart = p->last_frame >= 0 && frame > p->last_frame ? frame - p->last_frame : 1;
+			float step = fabsf(x - p->last) / (float)apart;
 			if (step > p->max_step) p->max_step = step;
 			if (x < p->lowest) p->lowest = x;
 		}
 		p->last = x;
+		p->last_frame = frame;
 	}
 	if (p->heard >= 0 && now >= p->falling_until)
 		atomic_store(&p->done, 1);
@@ -118,9 +127,10 @@ static void tick(void *userdata, uint64_t expirations)
 	static int ticks;
 	if (atomic_load(&p->done)) {
 		int64_t sent = atomic_load(&p->sent);
-		printf("sent=%lld heard=%lld sample=%lld quantum=%lld cycles=%lld max_step=%.6f fell_to=%.6f\n",
+		printf("sent=%lld heard=%lld sample=%lld quantum=%lld cycles=%lld max_step=%.6f fell_to=%.6f gaps=%lld\n",
 		       (long long)sent, (long long)p->heard, (long long)p->sample, (long long)p->quantum,
-		       (long long)((p->heard - sent) / (p->quantum > 0 ? p->quantum : 1)), p->max_step, p->lowest);
+		       (long long)((p->heard - sent) / (p->quantum > 0 ? p->quantum : 1)), p->max_step, p->lowest,
+		       (long long)p->gaps);
 		pw_main_loop_quit(p->loop);
 	} else if (++ticks > 400) {
 		printf("xp-probe: timeout\n");
@@ -136,7 +146,7 @@ static void *port(struct pw_filter *f, enum spa_direction dir, const char *name,
 
 int main(int argc, char *argv[])
 {
-	struct probe p = { .sent = -1, .heard = -1, .lowest = 1.0f, .last = LEVEL };
+	struct probe p = { .sent = -1, .heard = -1, .lowest = 1.0f, .last = LEVEL, .last_frame = -1 };
 	p.ump = argc > 1 && strcmp(argv[1], "ump") == 0;
 	pw_init(&argc, &argv);
 	p.loop = pw_main_loop_new(NULL);

@@ -78,7 +78,7 @@ extension Sandbox {
         guard let cli = cli ?? ownCLI else { throw SandboxError("no pw-cli") }
         let tag = "\(node)-\(UInt32.random(in: 0..<UInt32.max))"
         let recorder = "recorder-\(tag)", player = "player-\(tag)"
-        let wav = NSTemporaryDirectory() + "\(tag)-in.wav", recorded = NSTemporaryDirectory() + "\(tag)-out.wav"
+        let wav = Sandbox.audioFolder + "crosspoint-\(tag)-in.wav", recorded = Sandbox.audioFolder + "crosspoint-\(tag)-out.wav"
         defer {
             try? FileManager.default.removeItem(atPath: wav)
             try? FileManager.default.removeItem(atPath: recorded)

@@ -143,10 +143,25 @@ final class Sandbox: @unchecked Sendable {
         return run(["bash", "-c", "set -euo pipefail; source '\(helpers)'; \(script)"], timeout: timeout)
     }
 
-    /// Starts a command in the background; `Background.stop()` ends it with SIGINT.
-    func start(_ arguments: [String], stdout: String = "/dev/null", stderr: String = "/dev/null") throws -> Background {
-        try Background(arguments, environment: environment, stdout: stdout, stderr: stderr)
+    /// Starts a command in the background; `Background.stop()` ends it with SIGINT. Players and
+    /// recorders (`Sandbox.audioTools`, unless `realtime` says otherwise) run real-time, at
+    /// `Child.realtimePriority` where this process may grant it (see there).
+    func start(_ arguments: [String], stdout: String = "/dev/null", stderr: String = "/dev/null", realtime: Bool? = nil) throws -> Background {
+        let realtime = realtime ?? arguments.first.map(Sandbox.audioTools.contains) ?? false
+        return try Background(arguments, environment: environment, stdout: stdout, stderr: stderr, realtime: realtime)
     }
+
+    /// The tools that play and record the audio tests measure.
+    static let audioTools: Set<String> = ["pw-cat", "pw-play", "pw-record", "paplay", "parecord"]
+
+    /// A folder for the audio files players read and recorders write: in memory (/dev/shm)
+    /// where there is one. pw-cat and pw-record read and write them on their main thread, once
+    /// a quantum; on disk, a write held up by another process's writeback (CI builds Debian
+    /// roots and packages beside the suites) is a lost cycle in the recording.
+    static let audioFolder: String = {
+        let shm = "/dev/shm/"
+        return access(shm, W_OK) == 0 ? shm : NSTemporaryDirectory()
+    }()
 
     static func run(_ arguments: [String], environment: [String: String], timeout: Double = 30) -> CommandResult {
         // Output goes to files, not pipes: daemons a command starts may keep a pipe open forever.
@@ -199,7 +214,17 @@ final class Child {
     let pid: pid_t
     private var status: Int32?
 
-    init(_ arguments: [String], environment: [String: String], stdout: String = "/dev/null", stderr: String = "/dev/null") throws {
+    /// The SCHED_FIFO priority of measuring clients (`realtime`): below the daemons' data
+    /// threads (88, module-rt's default), above every ordinary process. pw-cat and pw-record
+    /// fill and drain their buffers on their main thread (their streams are not RT_PROCESS,
+    /// 0.3.65 and 1.4.2 alike), an ordinary thread: with the daemon's, WirePlumber's, a
+    /// pw-cli storm's and the test's own main threads runnable on two cores, it can wait longer
+    /// than a quantum, and the player then skips a cycle of its own signal (seen in CI: a
+    /// LiveChangeTests recording off by the whole signal on the reference path too).
+    static let realtimePriority: Int32 = 40
+
+    init(_ arguments: [String], environment: [String: String], stdout: String = "/dev/null", stderr: String = "/dev/null",
+         realtime: Bool = false) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -217,9 +242,22 @@ final class Child {
         var unblocked = sigset_t()
         sigemptyset(&unblocked)
         posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        var flags = Int32(POSIX_SPAWN_SETSIGMASK)
+        if realtime {
+            var parameters = sched_param()
+            parameters.sched_priority = Child.realtimePriority
+            posix_spawnattr_setschedpolicy(&attributes, SCHED_FIFO)
+            posix_spawnattr_setschedparam(&attributes, &parameters)
+            flags |= Int32(POSIX_SPAWN_SETSCHEDULER)
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, envp)
+        var result = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, envp)
+        if realtime && result == EPERM {
+            // Not allowed real-time (an ordinary user without an rtprio limit): as any process.
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+            result = posix_spawn(&pid, "/usr/bin/env", &actions, &attributes, argv, envp)
+        }
         guard result == 0 else { throw SandboxError("cannot start \(arguments): \(String(cString: strerror(result)))") }
         self.pid = pid
     }
@@ -252,8 +290,9 @@ final class Child {
 final class Background {
     private let child: Child
 
-    init(_ arguments: [String], environment: [String: String], stdout: String = "/dev/null", stderr: String = "/dev/null") throws {
-        child = try Child(arguments, environment: environment, stdout: stdout, stderr: stderr)
+    init(_ arguments: [String], environment: [String: String], stdout: String = "/dev/null", stderr: String = "/dev/null",
+         realtime: Bool = false) throws {
+        child = try Child(arguments, environment: environment, stdout: stdout, stderr: stderr, realtime: realtime)
     }
 
     var isRunning: Bool { child.isRunning }
