@@ -275,16 +275,14 @@ struct AppsTests {
         let port = Int.random(in: 30000...39999)
         let server = try sandbox.start([crosspointExecutable, "serve", "--port", "\(port)"], stdout: out + ".out", stderr: out + ".err")
         defer { server.stop() }
-        var token = ""
-        let deadline = Date().addingTimeInterval(10)
-        while token.isEmpty {
+        let token = try Wait.forValue("serve to start", describe: { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }) {
+            () throws -> String? in
             let text = (try? String(contentsOfFile: out + ".out", encoding: .utf8)) ?? ""
-            if let range = text.range(of: "?token=") { token = String(text[range.upperBound...].prefix { !$0.isWhitespace }) }
-            guard token.isEmpty else { break }
-            guard server.isRunning, Date() < deadline else {
+            if let range = text.range(of: "?token=") { return String(text[range.upperBound...].prefix { !$0.isWhitespace }) }
+            guard server.isRunning else {
                 throw SandboxError("serve did not start: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
             }
-            usleep(50_000)
+            return nil
         }
         /// The status and body of a request (a body is sent as JSON).
         func request(_ path: String, _ body: String? = nil, token given: String? = nil) -> (status: Int, body: String) {

@@ -311,15 +311,9 @@ enum MIDIDump {
 extension Sandbox {
     /// The first port of `node` of a direction, as `node:port`, once it exists.
     func waitForPort(of node: String, input: Bool, timeout: Double = 10) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let listed = run(["pw-link", input ? "-i" : "-o"])
-            if let line = listed.stdout.split(separator: "\n").first(where: { $0.hasPrefix("\(node):") }) {
-                return String(line)
-            }
-            usleep(50_000)
+        try Wait.forValue("a\(input ? "n input" : "n output") port of \(node)", timeout: timeout) {
+            run(["pw-link", input ? "-i" : "-o"]).stdout.split(separator: "\n").first { $0.hasPrefix("\(node):") }.map(String.init)
         }
-        throw SandboxError("\(node) has no \(input ? "input" : "output") port")
     }
 
     /// Plays a MIDI file with `pw-cat --playback --midi` linked to `port` (not to what the

@@ -37,9 +37,8 @@ struct MemoryTests {
     }
 
     func waitForLinks(_ expected: [String], timeout: Double = 5) -> [String] {
-        let deadline = Date().addingTimeInterval(timeout)
-        var found = links(of: "xp-mem:out")
-        while found != expected && Date() < deadline { usleep(100_000); found = links(of: "xp-mem:out") }
+        var found: [String] = []
+        _ = try? Wait.until("the links \(expected)", timeout: timeout) { found = links(of: "xp-mem:out"); return found == expected }
         return found
     }
 

@@ -85,11 +85,8 @@ struct NodeLevelsTests {
     func waitForProperty(_ sandbox: Sandbox, _ node: String, timeout: Double = 10, _ what: String,
                          _ condition: (String?) -> Bool) throws -> Double {
         let start = Date()
-        while true {
-            if condition(try property(sandbox, node)) { return Date().timeIntervalSince(start) }
-            guard Date().timeIntervalSince(start) < timeout else { throw SandboxError("timed out waiting for \(what)") }
-            usleep(100_000)
-        }
+        try Wait.until(what, timeout: timeout) { condition(try property(sandbox, node)) }
+        return Date().timeIntervalSince(start)
     }
 
     /// Peak and RMS of one channel of a `--json` line.

@@ -23,12 +23,7 @@ struct NodeParamsTests {
 
     /// Whether `condition` holds, tried every 50 ms for up to `seconds`.
     func poll(_ seconds: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while try !condition() {
-            guard Date() < deadline else { return false }
-            usleep(50_000)
-        }
-        return true
+        try Wait.holds(within: seconds, condition)
     }
 
     /// `pw-cli enum-params <id> Props`, read back as key -> printed value.

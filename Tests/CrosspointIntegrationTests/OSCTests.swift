@@ -29,10 +29,8 @@ struct OSCTests {
             server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)", "--token-file", folder + "/token"],
                                        stdout: folder + "/serve.out", stderr: folder + "/serve.err")
             let (folder, port) = (folder, port)
-            let deadline = Date().addingTimeInterval(10)
-            while (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("OSC: udp://127.0.0.1:\(port)") != true {
-                guard Date() < deadline else { throw SandboxError("timed out waiting for the server to listen") }
-                usleep(50_000)
+            try Wait.until("the server to listen") {
+                (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("OSC: udp://127.0.0.1:\(port)") == true
             }
         }
 
@@ -341,11 +339,7 @@ struct OSCTests {
     }
 
     private func wait(_ what: String, timeout: Double = 10, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            guard Date() < deadline else { throw SandboxError("timed out waiting for \(what)") }
-            usleep(50_000)
-        }
+        try Wait.until(what, timeout: timeout, condition)
     }
 
     /// One UDP datagram of these bytes to the server (python3's socket: the bytes as given).

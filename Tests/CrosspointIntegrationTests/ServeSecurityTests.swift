@@ -32,20 +32,18 @@ struct ServeSecurityTests {
             osc = port + 10000
             process = try sandbox.start(prefix + [crosspointExecutable, "serve", "--listen", listen, "--port", "\(port)", "--osc", "\(osc)"],
                                         stdout: out + ".out", stderr: out + ".err")
-            let deadline = Date().addingTimeInterval(10)
-            var printed: String?
-            while printed == nil {
+            let (out, process) = (out, process)
+            token = try Wait.forValue("serve to start", describe: { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }) {
+                () throws -> String? in
                 let text = (try? String(contentsOfFile: out + ".out", encoding: .utf8)) ?? ""
                 if text.contains("OSC: udp://"), let range = text.range(of: "?token=") {
-                    printed = String(text[range.upperBound...].prefix { !$0.isWhitespace })
+                    return String(text[range.upperBound...].prefix { !$0.isWhitespace })
                 }
-                guard printed == nil else { break }
-                guard process.isRunning, Date() < deadline else {
+                guard process.isRunning else {
                     throw SandboxError("serve did not start: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
                 }
-                usleep(50_000)
+                return nil
             }
-            token = printed ?? ""
         }
 
         var log: String { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }

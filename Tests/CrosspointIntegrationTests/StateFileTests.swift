@@ -409,12 +409,9 @@ extension Sandbox {
     }
 
     func waitForSavedState(_ node: String? = nil, folder: String? = nil, timeout: Double = 3, _ condition: (NodeState) -> Bool) -> NodeState? {
-        let deadline = Date().addingTimeInterval(timeout)
-        repeat {
-            if let state = savedState(node, folder: folder), condition(state) { return state }
-            usleep(50_000)
-        } while Date() < deadline
-        return nil
+        try? Wait.forValue("the saved state", timeout: timeout) {
+            savedState(node, folder: folder).flatMap { condition($0) ? $0 : nil }
+        }
     }
 
     /// The storm step the node holds now (its `gain.master`, read with `pw-cli enum-params`).

@@ -677,11 +677,7 @@ struct VirtualDeviceTests {
     // MARK: Helpers
 
     private func wait(_ what: String, timeout: Double = 10, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            guard Date() < deadline else { throw SandboxError("timed out waiting for \(what)") }
-            usleep(100_000)
-        }
+        try Wait.until(what, timeout: timeout, condition)
     }
 
     /// The lines of `wpctl status` under `title` (Sinks:, Sources:) up to the next heading.

@@ -147,14 +147,11 @@ extension Sandbox {
     /// `timeout` seconds (saying what `describe` finds in the last pw-dump).
     func waitFor(_ what: String, timeout: Double = 10, describe: ((Graph) -> String)? = nil,
                  _ condition: (Graph) -> Bool) throws -> Graph {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
+        var last: Graph?
+        return try Wait.forValue(what, timeout: timeout, describe: describe.map { describe in { last.map(describe) ?? "no pw-dump" } }) {
             let graph = try Graph(self)
-            if condition(graph) { return graph }
-            guard Date() < deadline else {
-                throw SandboxError("timed out waiting for \(what)" + (describe.map { ": " + $0(graph) } ?? ""))
-            }
-            usleep(50_000)
+            last = graph
+            return condition(graph) ? graph : nil
         }
     }
 

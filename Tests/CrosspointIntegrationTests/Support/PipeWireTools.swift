@@ -81,11 +81,11 @@ extension Sandbox {
             return listed.isSuperset(of: known)
         }
         if !known.isEmpty && !knowsAll() {
-            let deadline = Date().addingTimeInterval(10)
-            repeat {
+            _ = Wait.holds(within: 10) {
                 cli.send(["list-objects"])
-                usleep(100_000)
-            } while !knowsAll() && Date() < deadline
+                usleep(50_000)
+                return knowsAll()
+            }
             #expect(knowsAll(), "pw-cli never listed all of \(known): \(cli.output.suffix(400))", sourceLocation: sourceLocation)
         }
         let start = cli.output.utf8.count
