@@ -31,9 +31,16 @@ struct LiveChangeTests {
 
         let signal = TestSignal(channels: 4, seconds: 7)
         let recorded = try sandbox.playThrough(node: "xp-live", signal: signal) {
+            // The player, found while it surely plays (on a loaded machine, the changes below
+            // have taken longer than its signal).
+            let player = sandbox.shell("pw-link -l | grep -B1 -- '-> xp-live:in_AUX0' | head -1").stdout
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(!player.isEmpty, "in_AUX0 should be fed by the player")
             usleep(400_000)
+            let cli = try PwCli(sandbox)
+            defer { cli.close() }
             for (key, value) in [("outputs", 6), ("outputs", 3), ("inputs", 2), ("inputs", 4)] {
-                sandbox.run(["pw-cli", "set-param", "\(id)", "Props", "{ params = [ \"\(key)\" \(value) ] }"])
+                cli.send(["set-param \(id) Props { params = [ \"\(key)\" \(value) ] }"])
                 usleep(300_000)
             }
             // Unlink and relink one port of a touched output (fan-out and re-made links too).
@@ -47,9 +54,6 @@ struct LiveChangeTests {
             // Fan-out of an untouched output to a second device, and a second source summed
             // into a touched input (PipeWire mixes what several links bring to one port).
             sandbox.shell("pw_null_sink second 'FL FR' && pw-link xp-live:out_AUX0 second:playback_FL")
-            let player = sandbox.shell("pw-link -l | grep -B1 -- '-> xp-live:in_AUX0' | head -1").stdout
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(!player.isEmpty, "in_AUX0 should be fed by the player")
             sandbox.run(["pw-link", player, "xp-live:in_AUX3"])
             usleep(200_000)
             // 1,000 set-params on the cross-points of output 2, in one pw-cli process.

@@ -112,12 +112,11 @@ struct NodeLevelsTests {
     @Test func sineAtMinus12ReadsItsLevelOnItsInputAndEveryOutputAsItsMatrixRowSays() throws {
         let sandbox = try startSandbox()
         defer { sandbox.stop() }
-        var meter: Meter?
+        // Watching before the tone starts (its first reading seen): the tone is read whole.
+        let running = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "100"])
+        try Wait.until("the meter's first reading") { !running.readings.isEmpty }
         let signal = TestSignal(channels: [NodeLevelsTests.sine(decibels: -12, seconds: 3), Array(repeating: 0, count: Int(3 * NodeLevelsTests.rate))])
-        _ = try sandbox.playThrough(node: "xp-levels", signal: signal, linkedInputs: [0, 1]) {
-            meter = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "100"])
-        }
-        let running = try #require(meter)
+        _ = try sandbox.playThrough(node: "xp-levels", signal: signal, linkedInputs: [0, 1])
         #expect(running.interrupt() == 0)
         // Ctrl-C released the lease: the node stops publishing at once, not when it runs out.
         try waitForProperty(sandbox, "xp-levels", timeout: 1.5, "the node to stop publishing") { $0 == "" }
@@ -148,14 +147,12 @@ struct NodeLevelsTests {
     @Test func fullScaleSquareThroughPlusSixDecibelsShowsTheClipMark() throws {
         let sandbox = try startSandbox()
         defer { sandbox.stop() }
-        var plain: Meter?, json: Meter?
+        // Two watchers at once, from before the tone: the terminal view (piped: plain lines) and JSON.
+        let text = try Meter(sandbox, ["meter", "xp-levels", "--interval", "100"])
+        let lines = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "100"])
+        try Wait.until("both meters' first readings") { !lines.readings.isEmpty && !text.text.isEmpty }
         let signal = TestSignal(channels: [NodeLevelsTests.square(seconds: 2.5)])
-        _ = try sandbox.playThrough(node: "xp-levels", signal: signal, linkedInputs: [0]) {
-            // Two watchers at once: the terminal view (piped: plain lines) and JSON.
-            plain = try Meter(sandbox, ["meter", "xp-levels", "--interval", "100"])
-            json = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "100"])
-        }
-        let text = try #require(plain), lines = try #require(json)
+        _ = try sandbox.playThrough(node: "xp-levels", signal: signal, linkedInputs: [0])
         #expect(text.interrupt() == 0 && lines.interrupt() == 0)
 
         let tone = steady(lines.readings)
@@ -360,21 +357,26 @@ struct NodeLevelsTests {
         let monitor = NSTemporaryDirectory() + "crosspoint-mon-\(UUID().uuidString).txt"
         defer { try? FileManager.default.removeItem(atPath: monitor) }
         let mon = try Child(["pw-mon", "-N"], environment: sandbox.environment, stdout: monitor)
-        usleep(1_000_000)
+        // pw-mon prints an object on every change, marking what changed with '*'.
+        func blocks() -> [String] {
+            let text = (try? String(contentsOfFile: monitor, encoding: .utf8)) ?? ""
+            return text.components(separatedBy: "changed:").filter { $0.contains("\tid: \(id)\n") }
+        }
+        func levelUpdates() -> Int { blocks().filter { $0.contains("*\t\tcrosspoint.levels = \"{") }.count }
+        func paramUpdates() -> Int { blocks().filter { $0.contains("*\tparams:") }.count }
+        try Wait.until("pw-mon to list the node") {
+            ((try? String(contentsOfFile: monitor, encoding: .utf8)) ?? "").contains("\tid: \(id)\n")
+        }
         let meter = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "50"])
-        usleep(2_500_000)
+        try Wait.until("20 level updates in pw-mon", timeout: 15) { levelUpdates() >= 20 }
         // A real change, as a control: this one must show as changed params.
         sandbox.run(["pw-cli", "set-param", "\(id)", "Props", #"{ params = [ "gain.master" 0.5 ] }"#])
-        usleep(500_000)
+        try Wait.until("the control change in pw-mon") { paramUpdates() >= 1 }
+        usleep(500_000)  // more level updates, for any republishing of Props to show
         #expect(meter.interrupt() == 0)
-        usleep(300_000)
         mon.signal(SIGINT)
         mon.wait(timeout: 5)
-        // pw-mon prints an object on every change, marking what changed with '*'.
-        let text = (try? String(contentsOfFile: monitor, encoding: .utf8)) ?? ""
-        let blocks = text.components(separatedBy: "changed:").filter { $0.contains("\tid: \(id)\n") }
-        let levels = blocks.filter { $0.contains("*\t\tcrosspoint.levels = \"{") }
-        let params = blocks.filter { $0.contains("*\tparams:") }
+        let levels = (0..<levelUpdates()), params = (0..<paramUpdates())
         #expect(levels.count >= 20, "\(levels.count) level updates seen")
         #expect(params.count >= 1, "the control change must show")
         #expect(params.count <= 2, "only the control change republished Props (\(params.count) times)")

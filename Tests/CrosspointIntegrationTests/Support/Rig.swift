@@ -105,22 +105,25 @@ extension Sandbox {
             "--channels", "\(signal.channels.count)",
             "--channel-map", PipeWire.channelMap((0..<signal.channels.count).map { "AUX\($0)" }), wav,
         ])
-        // The player plays from its first link on: its links are made through a pw-cli that is
-        // already connected, within milliseconds, well inside the signal's silent lead-in. The
-        // reference path first, on its own and seen, then the node's inputs in one batch: with
-        // all in one batch, one recording in a CI run glitched on its own reference path (after
-        // a daemon restart, MemoryTests); reference first, the rig's recordings passed on both
-        // versions. (A player linked in batches straight into two sleeping devices glitched even
-        // so, 3 in 3 at quantum 256: aVirtualDeviceAddsNoDelay links with pw-link.)
+        // The player plays from its first link on, so every link is made within the signal's
+        // silent lead-in: all of them in one batch through a pw-cli that is already connected,
+        // the reference path first; the daemon makes them within milliseconds. (Linked in two
+        // batches, the reference and then, once the graph showed it, the node's inputs, a
+        // loaded machine took 0.4 to 0.9 s between them, past the 0.5 s lead-in: the new links
+        // reconfigured the playing player, a gap in its reference recording too.) A player
+        // linked in batches straight into two sleeping devices glitched even so, 3 in 3 at
+        // quantum 256: aVirtualDeviceAddsNoDelay links with pw-link.
         var inputLinks: [(output: String, input: String)] = []
         for (i, port) in inputs.enumerated() where i < signal.channels.count && (linkedInputs?.contains(i) ?? true) {
             inputLinks.append((output: "\(player):output_AUX\(i)", input: "\(node):\(port)"))
         }
         let playerReady = shell("pw_wait_ports \(player) \(signal.channels.count) output")
         guard playerReady.succeeded else { playing.stop(); recording.stop(); throw SandboxError("player: \(playerReady.stderr)") }
+        let linking = Date()
+        var linked = 0.0
         do {
-            try link([(output: "\(player):output_AUX0", input: "\(sink):playback_\(reference)")], through: cli)
-            try link(inputLinks, through: cli)
+            try link([(output: "\(player):output_AUX0", input: "\(sink):playback_\(reference)")] + inputLinks, through: cli)
+            linked = Date().timeIntervalSince(linking)
         } catch {
             playing.stop(); recording.stop()
             throw SandboxError("linking inputs: \(error)")
@@ -129,6 +132,13 @@ extension Sandbox {
         playing.wait(timeout: 30)
         usleep(300_000)
         recording.stop()
+        // CROSSPOINT_KEEP_RECORDINGS=DIR keeps each recording there, with how long the links
+        // took to show on the graph (an upper bound: pw-dump on a loaded machine is slow).
+        if let keep = ProcessInfo.processInfo.environment["CROSSPOINT_KEEP_RECORDINGS"] {
+            try? FileManager.default.copyItem(atPath: recorded, toPath: keep + "/\(tag).wav")
+            try? "links seen \(linked) s after they were sent\n"
+                .write(toFile: keep + "/\(tag).txt", atomically: false, encoding: .utf8)
+        }
         let read = try Wave.read(recorded)
         guard read.count == channels.count else { throw SandboxError("recorded \(read.count) channels, expected \(channels.count)") }
         return Recording(outputs: Array(read.prefix(positions.count)), reference: read[positions.count],
