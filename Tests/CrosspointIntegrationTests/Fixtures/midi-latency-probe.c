@@ -11,9 +11,10 @@
  * big the largest step a sample was while it fell (a ramp glides; a jump clicks). The step is
  * per frame of the graph's clock: a cycle the sink missed (an xrun of a loaded machine at
  * quantum 64: the sink's process is not called, the clock moves on) is a gap of that many
- * frames between two samples, not a click; `gaps` counts them.
+ * frames between two samples, not a click; `gaps` counts them. `cycles` counts the cycles the
+ * sink ran between the note and the change, not those it missed (`missed`).
  * Prints one line, `sent=FRAME heard=FRAME sample=INDEX quantum=FRAMES cycles=N max_step=X
- * fell_to=Y gaps=N`, then exits; `xp-probe: timeout` after 20 s without.
+ * fell_to=Y gaps=N missed=N`, then exits; `xp-probe: timeout` after 20 s without.
  *
  * Built by the test with the toolchain's clang: cc -o probe midi-latency-probe.c $(pkg-config
  * --cflags --libs libpipewire-0.3) -lm. PipeWire 1.4 reads only UMP on a MIDI port: the note is
@@ -41,7 +42,7 @@ struct probe {
 	/* sink */
 	int64_t heard, sample, quantum;
 	float last, max_step, lowest;
-	int64_t last_frame, gaps;
+	int64_t last_frame, gaps, missed;
 	int64_t falling_until;
 	_Atomic int done;
 };
@@ -94,8 +95,12 @@ static void sink_process(void *userdata, struct spa_io_position *position)
 	int64_t sent = atomic_load(&p->sent);
 	if (in == NULL || sent < 0 || atomic_load(&p->done))
 		return;
-	if (p->heard >= 0 && p->last_frame >= 0 && now != p->last_frame + 1)
-		p->gaps++;
+	if (p->last_frame >= 0 && now != p->last_frame + 1) {
+		if (p->heard >= 0)
+			p->gaps++;
+		else
+			p->missed += (now - p->last_frame - 1) / n;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		float x = in[i];
 		int64_t frame = now + (int64_t)i;
@@ -127,10 +132,10 @@ static void tick(void *userdata, uint64_t expirations)
 	static int ticks;
 	if (atomic_load(&p->done)) {
 		int64_t sent = atomic_load(&p->sent);
-		printf("sent=%lld heard=%lld sample=%lld quantum=%lld cycles=%lld max_step=%.6f fell_to=%.6f gaps=%lld\n",
+		printf("sent=%lld heard=%lld sample=%lld quantum=%lld cycles=%lld max_step=%.6f fell_to=%.6f gaps=%lld missed=%lld\n",
 		       (long long)sent, (long long)p->heard, (long long)p->sample, (long long)p->quantum,
-		       (long long)((p->heard - sent) / (p->quantum > 0 ? p->quantum : 1)), p->max_step, p->lowest,
-		       (long long)p->gaps);
+		       (long long)((p->heard - sent) / (p->quantum > 0 ? p->quantum : 1) - p->missed), p->max_step, p->lowest,
+		       (long long)p->gaps, (long long)p->missed);
 		pw_main_loop_quit(p->loop);
 	} else if (++ticks > 400) {
 		printf("xp-probe: timeout\n");
