@@ -46,12 +46,15 @@ let package = Package(
         .target(name: "CrosspointClient", dependencies: ["CrosspointPipeWire"]),
         // The module's entry point, `pipewire__module_init`; linked into a .so by scripts/build.
         .target(name: "CrosspointModule", dependencies: ["CrosspointNode"]),
+        // What the command line does, outside its argument parsing: a session with the daemon
+        // and changes made through it, values as people type them, reports, the views it prints.
+        .target(name: "CrosspointControl", dependencies: ["CrosspointClient"]),
         // The command line, and the control surface it serves (`crosspoint serve`: the page in
         // Web/ is compiled into the binary).
         .executableTarget(
             name: "crosspoint",
             dependencies: [
-                "CrosspointClient",
+                "CrosspointControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CrosspointControl
 import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire

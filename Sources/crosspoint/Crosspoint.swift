@@ -1,4 +1,5 @@
 import ArgumentParser
+import CrosspointControl
 import CrosspointCore
 import CrosspointClient
 import Glibc

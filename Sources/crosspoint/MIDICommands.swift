@@ -1,4 +1,5 @@
 import ArgumentParser
+import CrosspointControl
 import CrosspointCore
 import CrosspointClient
 import CrosspointPipeWire
@@ -52,12 +53,6 @@ struct MIDIListCommand: ParsableCommand {
         if mixer.midi.mappings.isEmpty { print("no mappings") }
         for (n, text) in mixer.midi.texts.enumerated() { print("  \(n): \(text.printable)") }
     }
-}
-
-struct MIDIListing: Encodable {
-    let midi: Bool
-    let mappings: [String]
-    enum CodingKeys: String, CodingKey { case midi, mappings = "midi.map" }
 }
 
 /// A change of the node's MIDI setup, through the parameter table.
@@ -184,7 +179,7 @@ struct MIDILearnCommand: ParsableCommand {
         let before = try session.mixer(of: target)
         do {
             _ = try MIDILearn(.names([key]))
-            _ = try ParamCommand.parameter(key, in: before)
+            _ = try Parameter.typed(key, in: before)
         } catch let error as CrosspointError {
             throw CommandError.from(error, before)
         }

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CrosspointControl
 import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
@@ -89,7 +90,7 @@ enum SurfaceAPI {
         if let key {
             do {
                 _ = try MIDILearn(.names([key]))
-                _ = try ParamCommand.parameter(key, in: mixer)
+                _ = try Parameter.typed(key, in: mixer)
             } catch let error as CrosspointError {
                 throw APIError(400, CommandError.from(error, mixer).description, key: "key")
             }
@@ -110,7 +111,7 @@ enum SurfaceAPI {
         }
         let p: Parameter
         do {
-            p = try ParamCommand.parameter(key, in: m)
+            p = try Parameter.typed(key, in: m)
         } catch {
             guard case CrosspointError.unknownKey = error else { throw error }
             throw APIError(400, "unknown parameter '\(key.printable)'; the keys are those of `crosspoint params`, and mute.master", key: key)
@@ -151,7 +152,7 @@ enum SurfaceAPI {
             throw APIError(400, "\(key): expects \(expected), got \(json.compactText.prefix(40).description.printable)", key: key)
         }
         try m.set(p, to: value)
-        return ParamCommand.keysSent(for: p, m)
+        return Parameter.keysSent(for: p, m)
     }
 
     /// A change's answer: what changed, the node now, and any warnings.
@@ -169,7 +170,7 @@ enum SurfaceAPI {
         let preset = try PresetFile.decode(text, source: "preset '\(name)'")
         let target = try session.target(token)
         let report = Reporter.capturing()
-        try LoadCommand.load(preset, source: "preset '\(name)'", into: target, session: session, report: report)
+        try session.load(preset, source: "preset '\(name)'", into: target, report: report)
         return try answer(report, session, target)
     }
 
@@ -183,7 +184,7 @@ enum SurfaceAPI {
     /// One reading of node `token`'s levels, as `crosspoint meter --once --json` prints it.
     static func levels(node token: String, _ session: Session) throws -> String {
         let target = try session.target(token)
-        let reading = try MeterCommand.reading(session, target, interval: LevelWatch.fastestInterval)
+        let reading = try session.reading(of: target, interval: LevelWatch.fastestInterval)
         let reply = MeterView.json(reading, try MeterChannels(session, target))
         return "{\"interval\":\(reading.interval)," + reply.dropFirst()
     }

@@ -41,6 +41,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import ArgumentParser
+import CrosspointControl
 import CrosspointCore
 import Dispatch
 import CrosspointPipeWire

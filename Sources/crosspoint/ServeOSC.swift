@@ -28,6 +28,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CrosspointControl
 import CrosspointCore
 import Glibc
 import NIOCore

@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CrosspointControl
 import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
@@ -416,7 +417,7 @@ enum NodeJSON {
     static func list(_ session: Session) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(ListCommand.entries(session))).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        return (try? encoder.encode(NodeList.entries(session))).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }
 
     /// A value as compact JSON, keys sorted.

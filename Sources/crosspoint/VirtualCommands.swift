@@ -1,4 +1,5 @@
 import ArgumentParser
+import CrosspointControl
 import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
@@ -55,18 +56,6 @@ struct VirtualListCommand: ParsableCommand {
                   + (device.isDefault ? " (made the default)" : ""))
         }
     }
-}
-
-struct VirtualListing: Encodable {
-    struct Item: Encodable {
-        let type: String, name: String, description: String, position: [String], channels: [String], isDefault: Bool
-        enum CodingKeys: String, CodingKey { case type, name, description, position, channels, isDefault = "default" }
-        init(_ d: VirtualDevice) {
-            (type, name, description, position, channels, isDefault) =
-                (d.kind.rawValue, d.name, d.description, d.positions, d.channels, d.isDefault)
-        }
-    }
-    let devices: [Item]
 }
 
 /// A change of the node's devices: only `devices` is sent, and the node adds the channels a
