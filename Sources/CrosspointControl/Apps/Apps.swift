@@ -4,9 +4,9 @@ import CrosspointPipeWire
 import Glibc
 
 /// The applications' streams (playback and recording), listed and moved: the one code behind
-/// `crosspoint apps` and `crosspoint move` (AppsCommands.swift prints what it returns) and the
+/// `crosspoint apps` and `crosspoint move` (their commands print what it returns) and the
 /// control surface's `GET /api/apps`, `POST /api/apps/move` and WebSocket `apps` messages
-/// (ServeCommand.swift, ServeSurface.swift). Names come as the person typed them (the command
+/// (ServeRoutes.swift, Surface.swift). Names come as the person typed them (the command
 /// restores its words first); errors are the command's own (`CommandError`): an application or
 /// a device that is not there is `notFound` (the API's 404), anything else `invalid` (400).
 package enum Apps {
