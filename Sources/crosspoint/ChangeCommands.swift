@@ -50,10 +50,8 @@ struct SetCommand: ParsableCommand {
         guard let gain else { throw ValidationError("missing GAIN: \(GainInput.syntax)") }
         let value = try GainInput.parse(gain, linear: linear)
         let report = output.reporter
-        let session = try connection.connect()
-        let target = try session.target(node)
         var note: String?
-        try session.change(target, exact: value.isExact, report: report) { m in
+        try connection.connect().change(node: node, exact: value.isExact, report: report) { m in
             let i = try m.inputIndex(CommandLineWords.restore(input)), j = try m.outputIndex(CommandLineWords.restore(output_))
             let (gain, clamped) = try value.resolve(current: Double(m.crosspoint(input: i, output: j)), key: "matrix.\(i).\(j)")
             note = clamped
@@ -134,9 +132,8 @@ struct GainCommand: ParsableCommand {
     func run() throws {
         let (strip, value) = try parsed()
         let report = output.reporter
-        let session = try connection.connect()
         var note: String?
-        try session.change(try session.target(node), exact: value.isExact, report: report) { m in
+        try connection.connect().change(node: node, exact: value.isExact, report: report) { m in
             let key = try strip.gainKey(m)
             guard case let .number(current) = m.value(of: key) else { return }
             let (gain, clamped) = try value.resolve(current: current, key: key.key)
@@ -183,8 +180,7 @@ extension MuteSetting {
 
     func run() throws {
         let strip = try strip()
-        let session = try connection.connect()
-        try session.change(try session.target(node), report: output.reporter) { m in
+        try connection.connect().change(node: node, report: output.reporter) { m in
             switch strip {
             case .master: m.setMasterMute(Self.mute)
             case let .input(i): try m.setInputMute(m.inputIndex(i), Self.mute)
@@ -246,8 +242,7 @@ struct MapCommand: ParsableCommand {
 
     func run() throws {
         let map = try parsed()
-        let session = try connection.connect()
-        try session.change(try session.target(node), report: output.reporter) { m in
+        try connection.connect().change(node: node, report: output.reporter) { m in
             guard map.sources.count == m.outputs else {
                 throw CommandError.invalid("channel-map has \(counted(map.sources.count, "entry").replacing("entrys", with: "entries")) "
                     + "but the node has \(counted(m.outputs, "output")) (one entry per output)")
@@ -284,8 +279,7 @@ struct MatrixCommand: ParsableCommand {
 
     func run() throws {
         let rows = try MatrixText.parse(readInput(file), source: file == "-" ? "standard input" : file, linear: linear)
-        let session = try connection.connect()
-        try session.change(try session.target(node), report: output.reporter) { m in
+        try connection.connect().change(node: node, report: output.reporter) { m in
             guard rows.count == m.inputs else {
                 throw CommandError.invalid("matrix has \(counted(rows.count, "row")) but the node has \(counted(m.inputs, "input")) (one row per input)")
             }
@@ -317,8 +311,7 @@ struct RampCommand: ParsableCommand {
 
     func run() throws {
         let ms = try ParamValue.milliseconds(milliseconds)
-        let session = try connection.connect()
-        try session.change(try session.target(node), report: output.reporter) { m in try m.setRamp(milliseconds: ms) }
+        try connection.connect().change(node: node, report: output.reporter) { m in try m.setRamp(milliseconds: ms) }
     }
 }
 
@@ -352,9 +345,8 @@ struct ResizeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let session = try connection.connect()
         let keys = (inputs != nil ? [Parameter.inputCount] : []) + (outputs != nil ? [Parameter.outputCount] : [])
-        try session.change(try session.target(node), keys: { keys }, report: output.reporter) { m in
+        try connection.connect().change(node: node, keys: keys, report: output.reporter) { m in
             try m.resize(inputs: inputs ?? m.inputs, outputs: outputs ?? m.outputs)
         }
     }
@@ -392,8 +384,7 @@ struct RenameCommand: ParsableCommand {
 
     func run() throws {
         let (key, list) = try parsed()
-        let session = try connection.connect()
-        try session.change(try session.target(node), keys: { [key] }, report: output.reporter) { m in
+        try connection.connect().change(node: node, keys: [key], report: output.reporter) { m in
             try m.set(key, to: .names(list))
         }
     }

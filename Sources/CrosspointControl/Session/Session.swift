@@ -165,6 +165,17 @@ package final class Session {
         return after
     }
 
+    /// Finds node `token` (as `target(_:)` does) and changes it (as `change(_:exact:keys:report:_:)`
+    /// does): what a command that changes a node does, given the node as typed. `keys`: only
+    /// these are sent, in this order (a resize, a rename, the `devices` or `targets` list, whose
+    /// channels the node makes itself); by default every key that differs.
+    @discardableResult
+    package func change(
+        node token: String?, exact: Bool = true, keys: [Parameter]? = nil, report: Reporter, _ change: (inout Mixer) throws -> Void
+    ) throws -> Mixer {
+        try self.change(try target(token), exact: exact, keys: keys.map { keys in { keys } }, report: report, change)
+    }
+
     /// Whether a key exists on a mixer of that shape.
     private func exists(_ p: Parameter, in mixer: Mixer) -> Bool { p.input < mixer.inputs && p.output < mixer.outputs }
 
