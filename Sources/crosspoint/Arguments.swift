@@ -1,8 +1,6 @@
 import ArgumentParser
 import CrosspointControl
-import CrosspointCore
 import CrosspointClient
-import Glibc
 
 /// `--remote`, shared by every command that talks to PipeWire.
 struct Connection: ParsableArguments {

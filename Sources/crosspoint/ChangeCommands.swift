@@ -1,12 +1,6 @@
 import ArgumentParser
 import CrosspointControl
 import CrosspointCore
-import CrosspointClient
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 // Values that start with a dash (-6dB, -inf, -1,0) are values, not options: see
 // `CommandLineWords`. `--` ends the options as usual.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CrosspointControl
-import CrosspointCore
 import CrosspointClient
+import CrosspointCore
 import Glibc
 
 /// The version of this command (`CrosspointVersion`); `--version` adds the libpipewire it runs with.

@@ -1,6 +1,5 @@
 import ArgumentParser
 import CrosspointControl
-import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
 

@@ -1,8 +1,6 @@
 import ArgumentParser
 import CrosspointControl
-import CrosspointClient
 import CrosspointCore
-import Glibc
 
 /// `crosspoint follow` and `unfollow`: output groups that follow a device, over the `targets`
 /// key of the parameter table (README: Crosspoint as your sound output).

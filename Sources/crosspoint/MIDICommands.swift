@@ -1,7 +1,6 @@
 import ArgumentParser
 import CrosspointControl
 import CrosspointCore
-import CrosspointClient
 import CrosspointPipeWire
 import Glibc
 

@@ -2,9 +2,7 @@ import ArgumentParser
 import CrosspointControl
 import CrosspointClient
 import CrosspointCore
-import CrosspointPipeWire
 import Glibc
-import Synchronization
 
 struct MeterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,13 +1,10 @@
-import ArgumentParser
-import Glibc
-import CrosspointControl
-import CrosspointCore
-import CrosspointClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+import ArgumentParser
+import CrosspointControl
 
 private let presetFormat = """
 A preset is JSON with the keys of the module arguments and the parameter table:

@@ -1,7 +1,7 @@
 import ArgumentParser
 import CrosspointControl
-import CrosspointCore
 import CrosspointClient
+import CrosspointCore
 
 struct RouteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

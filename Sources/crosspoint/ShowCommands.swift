@@ -1,7 +1,5 @@
 import ArgumentParser
 import CrosspointControl
-import CrosspointCore
-import CrosspointClient
 import CrosspointPipeWire
 
 struct ListCommand: ParsableCommand {

@@ -1,9 +1,7 @@
 import ArgumentParser
 import CrosspointControl
-import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
-import Glibc
 
 /// `crosspoint virtual`: a node's virtual devices, over the `devices` key of the parameter table
 /// (README: Crosspoint as your sound output).

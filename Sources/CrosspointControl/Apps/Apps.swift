@@ -1,7 +1,6 @@
 import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
-import Glibc
 
 /// The applications' streams (playback and recording), listed and moved: the one code behind
 /// `crosspoint apps` and `crosspoint move` (their commands print what it returns) and the

@@ -1,5 +1,5 @@
-import CrosspointCore
 import CrosspointClient
+import CrosspointCore
 import Glibc
 
 /// Candidates for shell completion (bash, zsh, fish: `crosspoint --generate-completion-script

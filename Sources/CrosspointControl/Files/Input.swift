@@ -5,6 +5,8 @@ import Foundation
 #endif
 import Glibc
 
+// Files the person names: read whole, and a failure said in the system's words.
+
 /// Reads a whole file (or standard input for "-") with plain reads, so that devices and
 /// pipes (/dev/null, a FIFO, <(...)) read as what they hold.
 package func readInput(_ path: String) throws -> String {

@@ -1,4 +1,3 @@
-import CrosspointCore
 
 /// The port and channel names of a node's inputs and outputs, in port order.
 package struct MeterChannels {

@@ -29,7 +29,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import CrosspointCore
-import Glibc
 import NIOCore
 import NIOPosix
 import Synchronization

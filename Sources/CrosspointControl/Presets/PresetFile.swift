@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import CrosspointCore
-import Glibc
 
 /// A preset file: decoded (its keys named in any error) and checked before it is applied.
 package enum PresetFile {

@@ -1,5 +1,5 @@
-import CrosspointCore
 import CrosspointClient
+import CrosspointCore
 import CrosspointPipeWire
 import Glibc
 

@@ -1,4 +1,3 @@
-import CrosspointCore
 import Hummingbird
 
 /// Applies `ServeAccess` to every request, and answers every error (a route's, a missing

@@ -5,7 +5,6 @@ import Foundation
 #endif
 import CrosspointClient
 import CrosspointCore
-import CrosspointPipeWire
 import Glibc
 import Synchronization
 

@@ -3,10 +3,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
-import Glibc
 
 /// What the API's requests do, on the surface's thread, with the command line's own code:
 /// the node's object is `show --json`'s, a change set goes through `Session.change` (checked

@@ -1,4 +1,8 @@
+// How values and names are written in what the commands print and the API answers.
+
 import CrosspointCore
+
+// MARK: Numbers
 
 /// A gain in dB as the reports print it: `+3.0`, `0.0`, `-6.0`, `-inf`, `ø-6.0` when the
 /// polarity is flipped; `places` decimals.
@@ -24,6 +28,8 @@ package func decimal(_ value: Float) -> Double { Preset.decimal(value) }
 /// `1 input`, `2 inputs`.
 package func counted(_ count: Int, _ noun: String) -> String { "\(count) \(noun)\(count == 1 ? "" : "s")" }
 
+// MARK: Text
+
 extension String {
     /// The text with every control or invisible formatting character written as an escape
     /// (`\x1b`, `\u{202e}`), so that a name another client chose cannot move the cursor,
@@ -43,22 +49,20 @@ extension String {
         }
         return out
     }
-}
 
-extension String {
     /// Pads to `width` characters, on the left (numbers) or on the right (names).
     package func padded(_ width: Int, right: Bool = false) -> String {
         let missing = max(0, width - count)
         return right ? self + String(repeating: " ", count: missing) : String(repeating: " ", count: missing) + self
     }
-}
 
-extension String {
+    /// Without the spaces at its end.
     package func trimmingTrailingSpaces() -> String {
         var s = Substring(self)
         while s.last == " " { s.removeLast() }
         return String(s)
     }
 
+    /// Without the spaces at either end.
     package func trimmingSpaces() -> String { String(Substring(self).trimmingSpaces()) }
 }

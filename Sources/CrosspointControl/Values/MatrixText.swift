@@ -3,7 +3,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import CrosspointCore
 
 /// The matrix file formats `crosspoint matrix` reads.
 package enum MatrixText {

@@ -4,8 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import Glibc
-import CrosspointCore
-import CrosspointPipeWire
 
 /// Where output goes and how it looks: colour and width on a terminal, plain text when piped.
 package struct Terminal {
