@@ -46,20 +46,28 @@ let package = Package(
         .target(name: "CrosspointClient", dependencies: ["CrosspointPipeWire"]),
         // The module's entry point, `pipewire__module_init`; linked into a .so by scripts/build.
         .target(name: "CrosspointModule", dependencies: ["CrosspointNode"]),
-        // The command line, and the control surface it serves (`crosspoint serve`: the page in
-        // Web/ is compiled into the binary).
-        .executableTarget(
-            name: "crosspoint",
+        // What the command line does, outside its argument parsing: a session with the daemon
+        // and changes made through it, values as people type them, reports, the views it
+        // prints; and the control surface `crosspoint serve` runs: its HTTP and WebSocket server,
+        // the API's change sets, OSC, and the page in Surface/Web/, compiled into the binary
+        // (with the routes that serve it: `embedInCode` makes the files this target's own).
+        .target(
+            name: "CrosspointControl",
             dependencies: [
                 "CrosspointClient",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            resources: [.embedInCode("Web/index.html"), .embedInCode("Web/app.js"), .embedInCode("Web/style.css")]),
+            resources: [
+                .embedInCode("Surface/Web/index.html"), .embedInCode("Surface/Web/app.js"), .embedInCode("Surface/Web/style.css"),
+            ]),
+        // The command line: its commands' arguments, help and completion, over CrosspointControl.
+        .executableTarget(
+            name: "crosspoint",
+            dependencies: ["CrosspointControl", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
 
         // Benchmarks: the kernel beside OpenBLAS sgemm and memcpy.
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),

@@ -1,8 +1,5 @@
 import ArgumentParser
-import CrosspointClient
-import CrosspointCore
-import CrosspointPipeWire
-import Glibc
+import CrosspointControl
 
 /// `crosspoint apps` and `crosspoint move`: the applications' streams (playback and
 /// recording), where each plays or records, whether it is pinned to a device or follows the

@@ -1,11 +1,6 @@
 import ArgumentParser
+import CrosspointControl
 import CrosspointCore
-import CrosspointClient
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 
 // Values that start with a dash (-6dB, -inf, -1,0) are values, not options: see
 // `CommandLineWords`. `--` ends the options as usual.
@@ -49,10 +44,8 @@ struct SetCommand: ParsableCommand {
         guard let gain else { throw ValidationError("missing GAIN: \(GainInput.syntax)") }
         let value = try GainInput.parse(gain, linear: linear)
         let report = output.reporter
-        let session = try connection.connect()
-        let target = try session.target(node)
         var note: String?
-        try session.change(target, exact: value.isExact, report: report) { m in
+        try connection.connect().change(node: node, exact: value.isExact, report: report) { m in
             let i = try m.inputIndex(CommandLineWords.restore(input)), j = try m.outputIndex(CommandLineWords.restore(output_))
             let (gain, clamped) = try value.resolve(current: Double(m.crosspoint(input: i, output: j)), key: "matrix.\(i).\(j)")
             note = clamped
@@ -133,9 +126,8 @@ struct GainCommand: ParsableCommand {
     func run() throws {
         let (strip, value) = try parsed()
         let report = output.reporter
-        let session = try connection.connect()
         var note: String?
-        try session.change(try session.target(node), exact: value.isExact, report: report) { m in
+        try connection.connect().change(node: node, exact: value.isExact, report: report) { m in
             let key = try strip.gainKey(m)
             guard case let .number(current) = m.value(of: key) else { return }
             let (gain, clamped) = try value.resolve(current: current, key: key.key)
@@ -182,8 +174,7 @@ extension MuteSetting {
 
     func run() throws {
         let strip = try strip()
-        let session = try connection.connect()
-        try session.change(try session.target(node), report: output.reporter) { m in
+        try connection.connect().change(node: node, report: output.reporter) { m in
             switch strip {
             case .master: m.setMasterMute(Self.mute)
             case let .input(i): try m.setInputMute(m.inputIndex(i), Self.mute)
@@ -245,8 +236,7 @@ struct MapCommand: ParsableCommand {
 
     func run() throws {
         let map = try parsed()
-        let session = try connection.connect()
-        try session.change(try session.target(node), report: output.reporter) { m in
+        try connection.connect().change(node: node, report: output.reporter) { m in
             guard map.sources.count == m.outputs else {
                 throw CommandError.invalid("channel-map has \(counted(map.sources.count, "entry").replacing("entrys", with: "entries")) "
                     + "but the node has \(counted(m.outputs, "output")) (one entry per output)")
@@ -283,8 +273,7 @@ struct MatrixCommand: ParsableCommand {
 
     func run() throws {
         let rows = try MatrixText.parse(readInput(file), source: file == "-" ? "standard input" : file, linear: linear)
-        let session = try connection.connect()
-        try session.change(try session.target(node), report: output.reporter) { m in
+        try connection.connect().change(node: node, report: output.reporter) { m in
             guard rows.count == m.inputs else {
                 throw CommandError.invalid("matrix has \(counted(rows.count, "row")) but the node has \(counted(m.inputs, "input")) (one row per input)")
             }
@@ -294,50 +283,6 @@ struct MatrixCommand: ParsableCommand {
             }
             try m.setMatrix(rows: rows)
         }
-    }
-}
-
-/// The matrix file formats `crosspoint matrix` reads.
-enum MatrixText {
-    static func parse(_ text: String, source: String, linear: Bool) throws -> [[Double]] {
-        let trimmed = text.drop { $0.isWhitespace }
-        if trimmed.first == "[" {
-            do {
-                return try JSONDecoder().decode([[Double]].self, from: Data(text.utf8))
-            } catch {
-                throw CommandError.file(source, "not a JSON list of rows of numbers like [[1, 0], [0, 1]]")
-            }
-        }
-        var rows: [[Double]] = []
-        for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let content = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            let fields = content.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" || $0 == "\r" })
-            guard !fields.isEmpty else { continue }
-            var row: [Double] = []
-            for field in fields {
-                let gain: GainInput
-                do {
-                    gain = try GainInput.parse(String(field), linear: linear)
-                } catch let error as CommandError {
-                    let reason = "\(error)".hasPrefix("gain: ") ? "'\(String(field).printable)' is not a gain; write 0.5, -6dB or -inf"
-                        : "\(error)"
-                    throw CommandError.file(source, "line \(n + 1): \(reason)")
-                }
-                guard case .absolute = gain else {
-                    throw CommandError.file(source, "line \(n + 1): '\(String(field).printable)' is a step; a matrix holds levels")
-                }
-                do {
-                    row.append(try gain.resolve(current: 0, key: "matrix.\(rows.count).\(row.count)").gain)
-                } catch {
-                    throw CommandError.file(source, "line \(n + 1): \(error)")
-                }
-            }
-            rows.append(row)
-        }
-        guard !rows.isEmpty else {
-            throw CommandError.file(source, text.isEmpty ? "is empty; give one row of gains per input" : "holds no matrix rows, only comments or blanks")
-        }
-        return rows
     }
 }
 
@@ -360,8 +305,7 @@ struct RampCommand: ParsableCommand {
 
     func run() throws {
         let ms = try ParamValue.milliseconds(milliseconds)
-        let session = try connection.connect()
-        try session.change(try session.target(node), report: output.reporter) { m in try m.setRamp(milliseconds: ms) }
+        try connection.connect().change(node: node, report: output.reporter) { m in try m.setRamp(milliseconds: ms) }
     }
 }
 
@@ -395,9 +339,8 @@ struct ResizeCommand: ParsableCommand {
     }
 
     func run() throws {
-        let session = try connection.connect()
         let keys = (inputs != nil ? [Parameter.inputCount] : []) + (outputs != nil ? [Parameter.outputCount] : [])
-        try session.change(try session.target(node), keys: { keys }, report: output.reporter) { m in
+        try connection.connect().change(node: node, keys: keys, report: output.reporter) { m in
             try m.resize(inputs: inputs ?? m.inputs, outputs: outputs ?? m.outputs)
         }
     }
@@ -435,8 +378,7 @@ struct RenameCommand: ParsableCommand {
 
     func run() throws {
         let (key, list) = try parsed()
-        let session = try connection.connect()
-        try session.change(try session.target(node), keys: { [key] }, report: output.reporter) { m in
+        try connection.connect().change(node: node, keys: [key], report: output.reporter) { m in
             try m.set(key, to: .names(list))
         }
     }
@@ -486,106 +428,12 @@ struct ParamCommand: ParsableCommand {
         try session.change(target, exact: true, keys: { order }, report: report) { m in
             for k in stride(from: 0, to: words.count, by: 2) {
                 let (key, text) = (words[k], words[k + 1])
-                let p = try ParamCommand.parameter(key, in: m)
+                let p = try Parameter.typed(key, in: m)
                 let value = try ParamValue.parse(text, for: p, in: m, linear: linear, note: &notes, exact: &exact)
                 try m.set(p, to: value)
-                order += ParamCommand.keysSent(for: p, m)
+                order += Parameter.keysSent(for: p, m)
             }
         }
         for note in notes { report.warn(note) }
-    }
-
-    /// Key `key` of the parameter table on mixer `m`, its indices numbers or channel names; a
-    /// channel that does not exist is refused naming the channels there are. (Also the control
-    /// surface's change sets.)
-    static func parameter(_ key: String, in m: Mixer) throws -> Parameter {
-        do {
-            return try Parameter(key: key, in: m)
-        } catch {
-            guard case let .invalidValue(_, reason) = error, reason.hasPrefix("no ") else { throw error }
-            let names = reason.hasPrefix("no input") ? m.inputChannels : m.outputChannels
-            // The channel typed: the name the reason quotes ("no input channel is named 'FLL'").
-            let typed = reason.split(separator: "'", omittingEmptySubsequences: false).dropFirst().first.map(String.init) ?? ""
-            let (ordered, close) = NameSuggestions.rank(typed, names) { [$0] }
-            let suggestion = NameSuggestions.phrase(close.map(\.printable))
-            throw CommandError.invalid("\(key.printable): \(reason.printable); " + (suggestion.isEmpty ? "" : suggestion + " ")
-                + "the \(reason.hasPrefix("no input") ? "inputs" : "outputs") are " + ordered.joined(separator: ", "))
-        }
-    }
-
-    /// The keys to send once `p` is set on `m`: `p`, but a channel map replaces the matrix, so
-    /// its effect is sent as the cross-points it sets (the `channel-map` key reads back empty
-    /// once a gain is not unity).
-    static func keysSent(for p: Parameter, _ m: Mixer) -> [Parameter] {
-        p == .channelMap ? Parameter.all(for: m).filter { $0.kind == .crosspoint } : [p]
-    }
-}
-
-/// Values of `param` and `ramp`, by the type of their key.
-enum ParamValue {
-    /// The value `text` gives key `p` on mixer `m` (whose current value a gain step starts from).
-    static func parse(
-        _ text: String, for p: Parameter, in m: Mixer, linear: Bool, note: inout [String], exact: inout Bool
-    ) throws -> ParameterValue {
-        let family = p.kind.family
-        switch family.type {
-        case .float where p.kind.family.unit == .milliseconds && p.kind == .outputDelay:
-            guard case let .milliseconds(ms) = try DelayAmount(parsing: text, key: p.key) else {
-                throw CommandError.invalid("\(p.key): samples need the graph's rate; `crosspoint delay NODE OUTPUT \(text.printable)` converts them")
-            }
-            return .number(ms)
-        case .float where p.kind.family.unit == .milliseconds:
-            return .number(try milliseconds(text))
-        case .float:
-            let gain = try GainInput.parse(text, linear: linear)
-            guard case let .number(current) = m.value(of: p) else { return .number(0) }
-            let (value, clamped) = try gain.resolve(current: current, key: p.key)
-            if let clamped { note.append("\(p.key): \(clamped)") }
-            exact = exact && gain.isExact
-            return .number(value)
-        case .int:
-            guard let n = Int(text), Mixer.channelLimit.contains(n) else {
-                throw CommandError.invalid("\(p.key): '\(text.printable)' is not a whole number from 1 to 256")
-            }
-            return .number(Double(n))
-        case .bool:
-            switch text.lowercased() {
-            case "true", "on", "yes", "1": return .bool(true)
-            case "false", "off", "no", "0": return .bool(false)
-            default: throw CommandError.invalid("\(p.key): '\(text.printable)' is not true or false (on/off, 1/0)")
-            }
-        case .intArray:
-            do {
-                return .ints(try ChannelMap(parsing: text).sources)
-            } catch {
-                throw CommandError.from(error, m)
-            }
-        case .names where p.kind == .midiMap:
-            // Mappings hold spaces: they are separated by commas ("none" or "" for no mapping).
-            let lower = text.trimmingSpaces().lowercased()
-            guard lower != "none", !lower.isEmpty else { return .names([]) }
-            return .names(text.split(separator: ",").map { String($0.trimmingSpaces()) })
-        case .names where p.kind == .devices || p.kind == .targets:
-            // Lines that hold spaces and commas (position=FL,FR): separated by semicolons.
-            let lower = text.trimmingSpaces().lowercased()
-            guard lower != "none", !lower.isEmpty else { return .names([]) }
-            return .names(text.split(separator: ";").map { String($0.trimmingSpaces()) }.filter { !$0.isEmpty })
-        case .names:
-            let names = text.split(whereSeparator: { $0 == "," || $0 == " " }).map(String.init)
-            guard !names.isEmpty else { throw CommandError.invalid("\(p.key): give the names as FL,FR") }
-            return .names(names)
-        }
-    }
-
-    static func milliseconds(_ typed: String) throws -> Double {
-        let text = CommandLineWords.restore(typed)
-        let body = text.lowercased().hasSuffix("ms") ? String(text.dropLast(2)) : text
-        guard let value = Double(body.trimmingSpaces()), value.isFinite else {
-            throw CommandError.invalid("ramp.ms: '\(text.printable)' is not a time; write milliseconds: 10 or 10ms")
-        }
-        guard Mixer.rampRange.contains(value) else {
-            throw CommandError.invalid("ramp.ms: \(text.printable) is \(value < 0 ? "below the minimum 0" : "above the maximum 1000") ms")
-        }
-        return value
     }
 }

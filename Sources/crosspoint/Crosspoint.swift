@@ -1,6 +1,7 @@
 import ArgumentParser
-import CrosspointCore
+import CrosspointControl
 import CrosspointClient
+import CrosspointCore
 import Glibc
 
 /// The version of this command (`CrosspointVersion`); `--version` adds the libpipewire it runs with.

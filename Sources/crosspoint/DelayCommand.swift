@@ -1,5 +1,5 @@
 import ArgumentParser
-import CrosspointClient
+import CrosspointControl
 import CrosspointCore
 import CrosspointPipeWire
 
@@ -61,7 +61,7 @@ struct DelayCommand: ParsableCommand {
         try session.change(target, report: output.reporter) { m in
             let names = CommandLineWords.restore(outputs).split(separator: ",", omittingEmptySubsequences: false)
             for name in names {
-                let j = try ParamCommand.parameter("delay.out.\(name)", in: m).output
+                let j = try Parameter.typed("delay.out.\(name)", in: m).output
                 try m.setOutputDelay(j, milliseconds: try amount.milliseconds(atRate: rate, key: "delay.out.\(j)"))
             }
         }

@@ -1,7 +1,6 @@
 import ArgumentParser
-import CrosspointClient
+import CrosspointControl
 import CrosspointCore
-import Glibc
 
 /// `crosspoint follow` and `unfollow`: output groups that follow a device, over the `targets`
 /// key of the parameter table (README: Crosspoint as your sound output).
@@ -32,8 +31,7 @@ struct FollowCommand: ParsableCommand {
         if let outputs { text += " outputs=\(outputs)" }
         if let offset { text += " offset=\(offset)" }
         let session = try connection.connect()
-        let target = try session.target(node)
-        try session.change(target, keys: { [Parameter(.targets)] }, report: output.reporter) { m in
+        try session.change(node: node, keys: [Parameter(.targets)], report: output.reporter) { m in
             var group = try OutputTarget(text: text)
             group.outputs = try group.outputs.map { m.outputChannels[try m.outputIndex($0)] }
             let mine = Set(group.outputs.isEmpty ? m.outputChannels : group.outputs)
@@ -72,9 +70,7 @@ struct UnfollowCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("Only the groups following this device.", valueName: "device")) var device: String?
 
     func run() throws {
-        let session = try connection.connect()
-        let target = try session.target(node)
-        try session.change(target, keys: { [Parameter(.targets)] }, report: output.reporter) { m in
+        try connection.connect().change(node: node, keys: [Parameter(.targets)], report: output.reporter) { m in
             let kept = m.targets.filter { device != nil && $0.device != device }
             guard kept.count < m.targets.count else {
                 throw CommandError.invalid(device.map { "no outputs follow \($0.printable)" } ?? "no outputs follow a device")

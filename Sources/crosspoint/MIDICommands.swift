@@ -1,6 +1,6 @@
 import ArgumentParser
+import CrosspointControl
 import CrosspointCore
-import CrosspointClient
 import CrosspointPipeWire
 import Glibc
 
@@ -54,26 +54,12 @@ struct MIDIListCommand: ParsableCommand {
     }
 }
 
-struct MIDIListing: Encodable {
-    let midi: Bool
-    let mappings: [String]
-    enum CodingKeys: String, CodingKey { case midi, mappings = "midi.map" }
-}
-
-/// A change of the node's MIDI setup, through the parameter table.
-private func changeMIDI(_ connection: Connection, _ output: ReportOptions, _ node: String?,
-                        _ change: @escaping (inout Mixer) throws -> Void) throws {
-    let session = try connection.connect()
-    let target = try session.target(node)
-    try session.change(target, report: output.reporter, change)
-}
-
 struct MIDIOnCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "on", abstract: "Give the node its midi_in and midi_out ports.")
     @OptionGroup var connection: Connection
     @OptionGroup var output: ReportOptions
     @Argument(help: nodeHelp, completion: nodeCompletion) var node: String?
-    func run() throws { try changeMIDI(connection, output, node) { $0.setMIDIPorts(true) } }
+    func run() throws { try connection.connect().change(node: node, report: output.reporter) { $0.setMIDIPorts(true) } }
 }
 
 struct MIDIOffCommand: ParsableCommand {
@@ -82,7 +68,7 @@ struct MIDIOffCommand: ParsableCommand {
     @OptionGroup var connection: Connection
     @OptionGroup var output: ReportOptions
     @Argument(help: nodeHelp, completion: nodeCompletion) var node: String?
-    func run() throws { try changeMIDI(connection, output, node) { $0.setMIDIPorts(false) } }
+    func run() throws { try connection.connect().change(node: node, report: output.reporter) { $0.setMIDIPorts(false) } }
 }
 
 struct MIDIMapCommand: ParsableCommand {
@@ -103,7 +89,7 @@ struct MIDIMapCommand: ParsableCommand {
     func run() throws {
         let text = words.map(CommandLineWords.restore).joined(separator: " ")
         guard !text.isEmpty else { throw ValidationError("missing the mapping: CONTROL KEY, e.g. cc 1 7 gain.in.0") }
-        try changeMIDI(connection, output, node) { m in
+        try connection.connect().change(node: node, report: output.reporter) { m in
             let mapping = try MIDIMapping(text: text)
             var texts = m.midi.mappings.filter { !($0.control == mapping.control && $0.key == mapping.key) }.map(\.text)
             texts.append(mapping.text)
@@ -131,7 +117,7 @@ struct MIDIUnmapCommand: ParsableCommand {
     func run() throws {
         let typed = words.map(CommandLineWords.restore)
         guard !typed.isEmpty else { throw ValidationError("missing what to unmap: CONTROL [KEY], a number from `crosspoint midi list`, or all") }
-        try changeMIDI(connection, output, node) { m in
+        try connection.connect().change(node: node, report: output.reporter) { m in
             let mappings = m.midi.mappings
             let kept: [MIDIMapping]
             if typed == ["all"] {
@@ -184,7 +170,7 @@ struct MIDILearnCommand: ParsableCommand {
         let before = try session.mixer(of: target)
         do {
             _ = try MIDILearn(.names([key]))
-            _ = try ParamCommand.parameter(key, in: before)
+            _ = try Parameter.typed(key, in: before)
         } catch let error as CrosspointError {
             throw CommandError.from(error, before)
         }

@@ -1,12 +1,10 @@
-import ArgumentParser
-import Glibc
-import CrosspointCore
-import CrosspointClient
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+import ArgumentParser
+import CrosspointControl
 
 private let presetFormat = """
 A preset is JSON with the keys of the module arguments and the parameter table:
@@ -19,78 +17,6 @@ a missing gain is 1, a missing mute false. `save` and `show --json` also write w
 describes the node (id, name, description, input.ports, output.ports, input.links, \
 output.links); `load` reads them and leaves them be. Any other key is refused.
 """
-
-/// A node as `show --json` prints it and `save` writes it: a preset (the keys `load` applies)
-/// plus what describes the node (`id`, `name`, `description`, each port's name and links),
-/// which `load` accepts and ignores. One schema for both.
-struct NodeDocument: Encodable {
-    let preset: Preset
-    let id: UInt32
-    let name: String
-    let description: String
-    let inputPorts: [String]
-    let outputPorts: [String]
-    let inputLinks: [[String]]
-    let outputLinks: [[String]]
-    /// The sinks an output group may follow (not the node's own devices): name and description.
-    var sinks: [[String]] = []
-    /// What plays into (or records from) each of the node's virtual devices, by device name.
-    var deviceStreams: [String: [String]] = [:]
-    /// What the node says of each of its virtual devices, by device name (its property
-    /// `crosspoint.devices`): `ready (node 42)`, `being made`, `waiting (node 57 has this name)`.
-    var deviceStatus: [String: String] = [:]
-
-    /// The keys that describe the node and are not applied by `load`.
-    static let descriptiveKeys: Set<String> = ["id", "name", "description", "input.ports", "output.ports", "input.links", "output.links",
-                                               "sinks", "device.streams", "device.status"]
-
-    /// The keys of a preset, as Core reads one (those written only when set included:
-    /// `midi`, `devices`, `delay.out`...).
-    static let presetKeys = Set(Preset.keys)
-
-    enum Keys: String, CodingKey {
-        case id, name, description
-        case inputPorts = "input.ports", outputPorts = "output.ports", inputLinks = "input.links", outputLinks = "output.links"
-        case sinks, deviceStreams = "device.streams", deviceStatus = "device.status"
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        try preset.encode(to: encoder)
-        var c = encoder.container(keyedBy: Keys.self)
-        try c.encode(id, forKey: .id)
-        try c.encode(name, forKey: .name)
-        try c.encode(description, forKey: .description)
-        try c.encode(inputPorts, forKey: .inputPorts)
-        try c.encode(outputPorts, forKey: .outputPorts)
-        try c.encode(inputLinks, forKey: .inputLinks)
-        try c.encode(outputLinks, forKey: .outputLinks)
-        try c.encode(sinks, forKey: .sinks)
-        try c.encode(deviceStreams, forKey: .deviceStreams)
-        try c.encode(deviceStatus, forKey: .deviceStatus)
-    }
-}
-
-/// Any JSON value, to look at a file's keys before decoding it.
-enum AnyJSON: Decodable {
-    case value
-    init(from decoder: any Decoder) throws {
-        if let c = try? decoder.container(keyedBy: AnyKey.self) {
-            for key in c.allKeys { _ = try c.decode(AnyJSON.self, forKey: key) }
-        } else if var c = try? decoder.unkeyedContainer() {
-            while !c.isAtEnd { _ = try c.decode(AnyJSON.self) }
-        } else {
-            _ = try decoder.singleValueContainer()
-        }
-        self = .value
-    }
-
-    struct AnyKey: CodingKey {
-        let stringValue: String
-        let intValue: Int? = nil
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-}
 
 struct SaveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -167,127 +93,8 @@ struct LoadCommand: ParsableCommand {
     func run() throws {
         let source = file == "-" ? "standard input" : file
         let preset = try PresetFile.decode(readInput(file), source: source)
-        try LoadCommand.check(preset, source: source)
+        try PresetFile.check(preset, source: source)
         let session = try connection.connect()
-        try LoadCommand.load(preset, source: source, into: try session.target(node), session: session, report: output.reporter)
+        try session.load(preset, source: source, into: try session.target(node), report: output.reporter)
     }
-
-    /// Checks `preset` (read from `source`) and applies it to `target`: all of it, or nothing.
-    static func load(_ preset: Preset, source: String, into target: Target, session: Session, report: Reporter) throws {
-        try check(preset, source: source)
-        let mixer = try session.change(target, report: report) { m in
-            guard preset.inputs == m.inputs, preset.outputs == m.outputs else {
-                throw CommandError.invalid("the preset is for \(counted(preset.inputs, "input")) x \(counted(preset.outputs, "output")) "
-                    + "but the node has \(m.inputs) x \(m.outputs)")
-            }
-            try m.apply(preset)
-        }
-        if let differences = preset.channelNameDifferences(from: mixer) {
-            report.warn("channel names differ: \(differences.printable)")
-        }
-    }
-
-    /// Checks a preset's lists and shape, naming what is wrong.
-    static func check(_ preset: Preset, source: String) throws {
-        // The lists' lengths, said with their nouns (the core's check says "1 inputs").
-        for (key, count, expected, noun) in [
-            ("input.position", preset.inputChannels.count, preset.inputs, "input"),
-            ("output.position", preset.outputChannels.count, preset.outputs, "output"),
-            ("gain.in", preset.inputGains.count, preset.inputs, "input"), ("mute.in", preset.inputMutes.count, preset.inputs, "input"),
-            ("gain.out", preset.outputGains.count, preset.outputs, "output"),
-            ("mute.out", preset.outputMutes.count, preset.outputs, "output"), ("matrix", preset.matrix.count, preset.inputs, "input"),
-        ] where preset.format == Preset.formatTag && count != expected && Mixer.channelLimit.contains(expected) {
-            throw CommandError.file(source, "\(key) has \(counted(count, "entry").replacing("entrys", with: "entries")) "
-                + "but the preset has \(counted(expected, noun))")
-        }
-        do {
-            try preset.validateShape()
-        } catch {
-            throw CommandError.from(error, nil)
-        }
-    }
-}
-
-enum PresetFile {
-    /// Decodes a preset, naming the key of any error (`matrix[1][0]: expected a number`), and
-    /// refusing keys it does not know (a typo would otherwise be "nothing to change").
-    static func decode(_ text: String, source: String) throws -> Preset {
-        let data = Data(text.utf8)
-        if let object = try? JSONDecoder().decode([String: AnyJSON].self, from: data) {
-            let known = NodeDocument.presetKeys.union(NodeDocument.descriptiveKeys)
-            let unknown = object.keys.filter { !known.contains($0) }.sorted()
-            if let first = unknown.first {
-                let guess = known.min { distance(first, $0) < distance(first, $1) }.flatMap { distance(first, $0) <= 3 ? $0 : nil }
-                throw CommandError.file(source, "not a Crosspoint preset: unknown key\(unknown.count == 1 ? "" : "s") "
-                    + unknown.map { "'\($0.printable)'" }.joined(separator: ", ")
-                    + (guess.map { " (did you mean '\($0)'?)" } ?? "")
-                    + "; a preset's keys are " + NodeDocument.presetKeys.sorted().joined(separator: ", "))
-            }
-        }
-        do {
-            return try JSONDecoder().decode(Preset.self, from: data)
-        } catch let error as DecodingError {
-            func path(_ context: DecodingError.Context, _ last: (any CodingKey)? = nil) -> String {
-                var text = ""
-                for key in context.codingPath + (last.map { [$0] } ?? []) {
-                    text += key.intValue.map { "[\($0)]" } ?? (text.isEmpty ? key.stringValue : ".\(key.stringValue)")
-                }
-                return text.isEmpty ? "the file" : "'\(text)'"
-            }
-            let reason = switch error {
-            case let .keyNotFound(key, context): "\(path(context, key)) is missing"
-            case let .typeMismatch(type, context): "\(path(context)) is not \(describe(type))"
-            case let .valueNotFound(type, context): "\(path(context)) is null, expected \(describe(type))"
-            case let .dataCorrupted(context):
-                context.codingPath.isEmpty ? "not valid JSON" : "\(path(context)): \(context.debugDescription)"
-            @unknown default: "\(error)"
-            }
-            throw CommandError.file(source, "not a Crosspoint preset: \(reason)")
-        }
-    }
-
-    /// Edit distance, for "did you mean".
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard !a.isEmpty else { return b.count }
-        guard !b.isEmpty else { return a.count }
-        var row = Array(0...b.count)
-        for i in 1...a.count {
-            var previous = row[0]
-            row[0] = i
-            for j in 1...b.count {
-                let old = row[j]
-                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
-                previous = old
-            }
-        }
-        return row[b.count]
-    }
-
-    private static func describe(_ type: Any.Type) -> String {
-        switch type {
-        case is Double.Type, is [Double].Type: "a number"
-        case is Int.Type: "a whole number"
-        case is Bool.Type, is [Bool].Type: "true or false"
-        case is String.Type, is [String].Type: "a string"
-        default: "of the right type (\(type))"
-        }
-    }
-}
-
-/// The system's reason for a failed file operation ("No such file or directory").
-func reason(_ error: any Error) -> String {
-    if let posix = (error as? CocoaError)?.underlying as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
-    if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
-    return "\(error)"
-}
-
-/// Writes a line to standard error.
-func printError(_ line: String) {
-    var stderr = StandardError()
-    print(line, to: &stderr)
-}
-
-struct StandardError: TextOutputStream {
-    mutating func write(_ string: String) { _ = Glibc.write(STDERR_FILENO, string, string.utf8.count) }
 }

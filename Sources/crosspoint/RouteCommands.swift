@@ -1,6 +1,7 @@
 import ArgumentParser
-import CrosspointCore
+import CrosspointControl
 import CrosspointClient
+import CrosspointCore
 
 struct RouteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -129,26 +130,6 @@ struct RouteCommand: ParsableCommand {
         }
         try report.emit(result)
     }
-}
-
-/// What `route` and `unroute` did, as `--json` prints it.
-struct RouteReport: Encodable {
-    struct Link: Encodable {
-        /// `node:port` of each end.
-        let output: String
-        let input: String
-        let link: UInt32?
-    }
-    let node: String
-    let id: UInt32
-    var sink: String?
-    var linked: [Link] = []
-    var alreadyLinked: [Link] = []
-    var unlinked: [Link] = []
-    /// Node outputs left without a sink channel.
-    var notLinked: [String] = []
-
-    enum CodingKeys: String, CodingKey { case node, id, sink, linked, alreadyLinked = "already-linked", unlinked, notLinked = "not-linked" }
 }
 
 struct UnrouteCommand: ParsableCommand {

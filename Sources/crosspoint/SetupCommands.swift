@@ -4,6 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import ArgumentParser
+import CrosspointControl
 import CrosspointCore
 import Glibc
 

@@ -1,8 +1,7 @@
 import ArgumentParser
-import CrosspointClient
+import CrosspointControl
 import CrosspointCore
 import CrosspointPipeWire
-import Glibc
 
 /// `crosspoint virtual`: a node's virtual devices, over the `devices` key of the parameter table
 /// (README: Crosspoint as your sound output).
@@ -57,39 +56,6 @@ struct VirtualListCommand: ParsableCommand {
     }
 }
 
-struct VirtualListing: Encodable {
-    struct Item: Encodable {
-        let type: String, name: String, description: String, position: [String], channels: [String], isDefault: Bool
-        enum CodingKeys: String, CodingKey { case type, name, description, position, channels, isDefault = "default" }
-        init(_ d: VirtualDevice) {
-            (type, name, description, position, channels, isDefault) =
-                (d.kind.rawValue, d.name, d.description, d.positions, d.channels, d.isDefault)
-        }
-    }
-    let devices: [Item]
-}
-
-/// A change of the node's devices: only `devices` is sent, and the node adds the channels a
-/// device needs itself (the same model code as here).
-private func changeDevices(_ connection: Connection, _ output: ReportOptions, _ node: String,
-                           _ change: @escaping (inout [VirtualDevice]) throws -> Void) throws {
-    let session = try connection.connect()
-    let target = try session.target(node)
-    try session.change(target, keys: { [Parameter(.devices)] }, report: output.reporter) { m in
-        var devices = m.devices
-        try change(&devices)
-        try m.setDevices(devices.map(\.text))
-    }
-}
-
-private func index(of name: String, in devices: [VirtualDevice]) throws -> Int {
-    guard let k = devices.firstIndex(where: { $0.name == name }) else {
-        let names = devices.map(\.name).joined(separator: ", ")
-        throw CommandError.invalid("the node has no device '\(name.printable)'" + (names.isEmpty ? "" : " (it has \(names))"))
-    }
-    return k
-}
-
 struct VirtualAddCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "add", abstract: "Add a virtual sink or source.")
     @OptionGroup var connection: Connection
@@ -111,7 +77,7 @@ struct VirtualAddCommand: ParsableCommand {
         if let channels { text += " channels=\(channels)" }
         if let description { text += " description=\(description)" }
         var kind = VirtualDevice.Kind.sink
-        try changeDevices(connection, output, node) { devices in
+        try connection.connect().changeDevices(node: node, report: output.reporter) { devices in
             let device = try VirtualDevice(text: text)
             guard !devices.contains(where: { $0.name == device.name }) else {
                 throw CommandError.invalid("the node already has a device '\(device.name)' (crosspoint virtual remove first, or rename)")
@@ -147,7 +113,7 @@ struct VirtualRemoveCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The device's name.", valueName: "name")) var name: String
 
     func run() throws {
-        try changeDevices(connection, output, node) { devices in devices.remove(at: try index(of: name, in: devices)) }
+        try connection.connect().changeDevices(node: node, report: output.reporter) { devices in devices.remove(at: try devices.index(named: name)) }
     }
 }
 
@@ -162,8 +128,8 @@ struct VirtualRenameCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Its new description.", valueName: "text")) var description: String?
 
     func run() throws {
-        try changeDevices(connection, output, node) { devices in
-            let k = try index(of: name, in: devices)
+        try connection.connect().changeDevices(node: node, report: output.reporter) { devices in
+            let k = try devices.index(named: name)
             var device = devices[k]
             if newName != name, devices.contains(where: { $0.name == newName }) {
                 throw CommandError.invalid("the node already has a device '\(newName.printable)'")

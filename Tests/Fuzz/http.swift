@@ -1,7 +1,7 @@
 // Fuzz target (g): the bytes of HTTP connections as `crosspoint serve` meets them before
-// SwiftNIO's parser (Sources/crosspoint/RequestHeads.swift, compiled into this target alone):
-// request lines and headers of any length, Content-Length values, bodies, upgrades, cookies,
-// JSON bodies counted before they are decoded. For each input: nothing traps; the scanner's
+// SwiftNIO's parser (Sources/CrosspointControl/Surface/RequestHeads.swift, compiled into this
+// target alone): request lines and headers of any length, Content-Length values, bodies,
+// upgrades, cookies, JSON bodies counted before they are decoded. For each input: nothing traps; the scanner's
 // verdict and state do not depend on how the bytes were cut into reads (TCP cuts anywhere); a
 // verdict of "too large" only ever comes after more than the limit's bytes of one head.
 //

@@ -1,9 +1,9 @@
 // Fuzz target (d): an enabled setup's file, as `crosspoint setup list|enable|disable` reads it
-// from a user's pipewire.conf.d (Sources/crosspoint/SetupFile.swift, compiled into this target
-// alone: the command's other files need Foundation and ArgumentParser). For each input, its
-// first line taken as a name, the rest as a file: reading it never traps; a copy written for
-// any name and body reads back as unchanged with that body; any one byte of the body changed
-// reads back as changed (CRC-32 catches every burst of up to 32 bits).
+// from a user's pipewire.conf.d (Sources/CrosspointControl/Setups/SetupFile.swift, compiled
+// into this target alone: the library's other files need Foundation and PipeWire). For each
+// input, its first line taken as a name, the rest as a file: reading it never traps; a copy
+// written for any name and body reads back as unchanged with that body; any one byte of the
+// body changed reads back as changed (CRC-32 catches every burst of up to 32 bits).
 //
 // Build and run: scripts/fuzz. Seeds: Tests/Fuzz/corpus/setup.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,20 +1,19 @@
 import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
-import Glibc
 
 /// The applications' streams (playback and recording), listed and moved: the one code behind
-/// `crosspoint apps` and `crosspoint move` (AppsCommands.swift prints what it returns) and the
+/// `crosspoint apps` and `crosspoint move` (their commands print what it returns) and the
 /// control surface's `GET /api/apps`, `POST /api/apps/move` and WebSocket `apps` messages
-/// (ServeCommand.swift, ServeSurface.swift). Names come as the person typed them (the command
+/// (ServeRoutes.swift, Surface.swift). Names come as the person typed them (the command
 /// restores its words first); errors are the command's own (`CommandError`): an application or
 /// a device that is not there is `notFound` (the API's 404), anything else `invalid` (400).
-enum Apps {
+package enum Apps {
     // MARK: Listing
 
     /// Every stream, where it plays or records, and its target: `apps --json`. `metadata` is the
     /// `default` metadata by subject when the caller has read it already.
-    static func listing(_ session: Session, metadata: [UInt32: [String: String]]? = nil) throws -> AppsListing {
+    package static func listing(_ session: Session, metadata: [UInt32: [String: String]]? = nil) throws -> AppsListing {
         let streams = try streams(session)
         let devices = mixerDevices(session)
         let targets = metadata ?? (try? session.client.metadataBySubject(DefaultMetadataKey.metadataName)) ?? [:]
@@ -27,16 +26,16 @@ enum Apps {
     /// What the surface's Apps panel draws: the listing, and the devices a stream can be moved
     /// to (sinks for playback, sources for recording: id, name and description, by description),
     /// with the default of each kind now. One read of the `default` metadata for both.
-    struct SurfaceView {
-        struct Device: Encodable { let id: UInt32, name: String, description: String }
-        let apps: [AppsListing.App]
-        let sinks: [Device]
-        let sources: [Device]
-        let defaultSink: String?
-        let defaultSource: String?
+    package struct SurfaceView {
+        package struct Device: Encodable { let id: UInt32, name: String, description: String }
+        package let apps: [AppsListing.App]
+        package let sinks: [Device]
+        package let sources: [Device]
+        package let defaultSink: String?
+        package let defaultSource: String?
     }
 
-    static func surfaceView(_ session: Session) throws -> SurfaceView {
+    package static func surfaceView(_ session: Session) throws -> SurfaceView {
         let metadata = (try? session.client.metadataBySubject(DefaultMetadataKey.metadataName)) ?? [:]
         let listing = try listing(session, metadata: metadata)
         func devices(_ kind: (GraphNode) -> Bool) -> [SurfaceView.Device] {
@@ -54,7 +53,7 @@ enum Apps {
     /// reads the view again (reading every Crosspoint node's Props: tens of milliseconds with a
     /// 256 x 256 node) only when this changed, not at every graph change (a client coming and
     /// going, as every pw-cli and pw-dump does, is one).
-    static func graphSignature(_ graph: GraphSnapshot) -> String {
+    package static func graphSignature(_ graph: GraphSnapshot) -> String {
         var involved = Set<UInt32>()
         var parts: [String] = []
         for node in graph.nodes {
@@ -90,32 +89,32 @@ enum Apps {
 
     /// What `move` did: each stream, the device it went to and what it was on before; the
     /// lines the command prints; the report `--json` prints.
-    struct Moved {
-        let toDefault: Bool
-        let lines: [String]
-        let report: MoveReport
+    package struct Moved {
+        package let toDefault: Bool
+        package let lines: [String]
+        package let report: MoveReport
     }
 
     /// What `crosspoint move --json` prints (and `POST /api/apps/move` answers as `report`).
-    struct MoveReport: Encodable {
-        struct Moved: Encodable { let id: UInt32, app: String, kind: String, from: [String], to: String }
+    package struct MoveReport: Encodable {
+        package struct Moved: Encodable { let id: UInt32, app: String, kind: String, from: [String], to: String }
         /// The device (the first stream's, for `--to default` with streams of both kinds).
-        let device: String
-        let id: UInt32
+        package let device: String
+        package let id: UInt32
         /// `--to default`: the streams follow the default device from now on.
-        let followsDefault: Bool
-        let moved: [Moved]
+        package let followsDefault: Bool
+        package let moved: [Moved]
     }
 
     /// The words `--to` takes for the default device, and the streams each takes.
-    static let defaultWords: [String: Set<AppStream.Kind>] = [
+    package static let defaultWords: [String: Set<AppStream.Kind>] = [
         "default": [.playback, .recording], "@DEFAULT_SINK@": [.playback], "@DEFAULT_SOURCE@": [.recording],
     ]
 
     /// Moves the streams `app` names to device `word` (or to the default device, followed):
     /// both are checked before anything is set; then the target is set in the `default`
     /// metadata, and the move waited for (up to 5 s) until each stream is linked there.
-    static func move(_ app: String, to word: String, _ session: Session) throws -> Moved {
+    package static func move(_ app: String, to word: String, _ session: Session) throws -> Moved {
         let streams = try streams(session)
         // Both named and checked before anything is set.
         let named = try find(app, among: streams)
@@ -253,68 +252,4 @@ enum Apps {
             _ = try session.client.iterateOnce(milliseconds: 50)
         }
     }
-}
-
-/// `crosspoint apps --json` (and `GET /api/apps`).
-struct AppsListing: Encodable {
-    struct Place: Encodable {
-        struct Mixer: Encodable { let node: String, inputs: [String] }
-        let id: UInt32, name: String, description: String
-        /// The Crosspoint node and channels the audio reaches (or comes from) through this
-        /// device (nil for a device of its own): a playback stream's inputs, a recording's outputs.
-        let mixer: Mixer?
-        /// "inputs" or "outputs": what `mixer.inputs` are (not encoded: JSON keeps `inputs`).
-        private let word: String
-
-        init(_ place: StreamPlace, kind: AppStream.Kind) {
-            (id, name, description) = (place.node.id, place.node.name, place.node.description)
-            mixer = place.mixer.map { Mixer(node: $0.name, inputs: $0.inputs) }
-            word = kind == .playback ? "inputs" : "outputs"
-        }
-
-        enum CodingKeys: String, CodingKey { case id, name, description, mixer }
-
-        /// `interface`, `game (desk inputs game_FL, game_FR)`, `desk (inputs FL)`.
-        var text: String {
-            guard let mixer else { return name.printable }
-            let channels = mixer.inputs.isEmpty ? "" : " \(word) " + mixer.inputs.joined(separator: ", ")
-            return mixer.node == name ? "\(name)\(channels.isEmpty ? "" : " (\(channels.dropFirst()))")".printable
-                : "\(name) (\(mixer.node)\(channels))".printable
-        }
-    }
-
-    struct App: Encodable {
-        let id: UInt32, app: String, node: String, pid: Int?, role: String?, media: String?
-        let kind: AppStream.Kind
-        /// The device the stream is pinned to; nil: it follows the default device.
-        let pinnedTo: String?
-        /// Where it plays (or, recording, where it records from).
-        let plays: [Place]
-
-        init(_ stream: AppStream, places: [StreamPlace], target: StreamTarget) {
-            (id, app, node, pid, role, media) = (stream.id, stream.application, stream.node.name, stream.pid, stream.role, stream.media)
-            kind = stream.kind
-            if case let .pinned(device) = target { pinnedTo = device } else { pinnedTo = nil }
-            plays = places.map { Place($0, kind: stream.kind) }
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            // Absent values are null, not left out: a script reads every key of every app.
-            var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id, forKey: .id)
-            try c.encode(app, forKey: .app)
-            try c.encode(node, forKey: .node)
-            try c.encode(pid, forKey: .pid)
-            try c.encode(role, forKey: .role)
-            try c.encode(media, forKey: .media)
-            try c.encode(kind.rawValue, forKey: .kind)
-            try c.encode(pinnedTo == nil, forKey: .followsDefault)
-            try c.encode(pinnedTo, forKey: .pinnedTo)
-            try c.encode(plays, forKey: .plays)
-        }
-
-        enum CodingKeys: String, CodingKey { case id, app, node, pid, role, media, kind, followsDefault, pinnedTo, plays }
-    }
-
-    let apps: [App]
 }

@@ -29,12 +29,11 @@ import FoundationEssentials
 import Foundation
 #endif
 import CrosspointCore
-import Glibc
 import NIOCore
 import NIOPosix
 import Synchronization
 
-final class OSCServer: @unchecked Sendable {
+package final class OSCServer: @unchecked Sendable {
     private let surface: Surface
     private let token: String
     private var channel: Channel?
@@ -53,29 +52,29 @@ final class OSCServer: @unchecked Sendable {
 
     /// At most this many subscribers (a new one beyond that takes the place of the one that
     /// subscribed longest ago).
-    static let maximumSubscribers = 64
+    package static let maximumSubscribers = 64
     /// At most this many nodes followed by one subscriber.
-    static let maximumNodesPerSubscriber = 16
+    package static let maximumNodesPerSubscriber = 16
     /// At most this many senders remembered as having given the token.
-    static let maximumTrusted = 256
+    package static let maximumTrusted = 256
     /// An error reply's most bytes.
-    static let maximumReply = 320
+    package static let maximumReply = 320
 
     private struct Packet {
-        var changes: [(node: String, pairs: [JSONValue])]
-        let sender: SocketAddress
-        let isBundle: Bool
+        package var changes: [(node: String, pairs: [JSONValue])]
+        package let sender: SocketAddress
+        package let isBundle: Bool
     }
 
-    init(surface: Surface, token: String) {
+    package init(surface: Surface, token: String) {
         self.surface = surface
         self.token = token
     }
 
     /// Binds the UDP port; returns the port bound.
-    func start(host: String, port: Int) throws -> Int {
+    package func start(host: String, port: Int) throws -> Int {
         // No SO_REUSEADDR: on UDP it lets a second server bind the same port and take half the
-        // packets; a port in use is an error said plainly (ServeCommand.plain).
+        // packets; a port in use is an error said plainly (SurfaceServer.plain).
         let channel = try DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             // Whole datagrams: OSC's largest packet (a UDP datagram is at most 65,507 bytes).
             .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: OSC.maximumPacket))
@@ -87,11 +86,11 @@ final class OSCServer: @unchecked Sendable {
     }
 
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
-        typealias InboundIn = AddressedEnvelope<ByteBuffer>
-        let server: OSCServer
-        init(server: OSCServer) { self.server = server }
+        package typealias InboundIn = AddressedEnvelope<ByteBuffer>
+        package let server: OSCServer
+        package init(server: OSCServer) { self.server = server }
 
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let envelope = unwrapInboundIn(data)
             var buffer = envelope.data
             let bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
@@ -101,7 +100,7 @@ final class OSCServer: @unchecked Sendable {
 
     // MARK: Receiving
 
-    func receive(_ packet: [UInt8], from sender: SocketAddress) {
+    package func receive(_ packet: [UInt8], from sender: SocketAddress) {
         let messages: [OSCMessage]
         do {
             messages = try OSC.messages(in: packet)
@@ -266,7 +265,7 @@ final class OSCServer: @unchecked Sendable {
 
     /// KEY, VALUE pairs of several messages as one list: each key once, at its last value, in the
     /// order keys first came.
-    static func merged(_ lists: [[JSONValue]]) -> [JSONValue] {
+    package static func merged(_ lists: [[JSONValue]]) -> [JSONValue] {
         var keys: [String] = [], values: [String: JSONValue] = [:]
         for pairs in lists {
             var k = 0
@@ -313,9 +312,8 @@ final class OSCServer: @unchecked Sendable {
         if let line { printError(line) }
     }
 
-
     /// An argument list as the API's JSON value: one argument as itself, several as a list.
-    static func json(_ arguments: [OSCArgument]) -> JSONValue? {
+    package static func json(_ arguments: [OSCArgument]) -> JSONValue? {
         func one(_ a: OSCArgument) -> JSONValue? {
             switch a {
             case let .int(v): .number(Double(v))
@@ -367,10 +365,10 @@ final class OSCServer: @unchecked Sendable {
     }
 
     /// The nodes someone follows (the surface watches them).
-    var followedNodes: Set<String> { subscriptions.withLock { $0.followed } }
+    package var followedNodes: Set<String> { subscriptions.withLock { $0.followed } }
 
     /// The surface's thread: node `name` is now `mixer`; its subscribers get what changed.
-    func nodeChanged(_ name: String, _ mixer: Mixer) {
+    package func nodeChanged(_ name: String, _ mixer: Mixer) {
         let state = OSCValue.state(of: mixer)
         defer { lastSent[name] = state }
         guard let before = lastSent[name] else { return }
@@ -395,39 +393,6 @@ final class OSCServer: @unchecked Sendable {
             let buffer = channel.allocator.buffer(bytes: packet)
             channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: buffer), promise: nil)
             start = end
-        }
-    }
-}
-
-/// A key's value as OSC sends it.
-enum OSCValue: Equatable {
-    case number(Double), bool(Bool), ints([Int]), names([String])
-
-    /// Every readable key of `mixer` (a node over 1024 cross-points: not its cross-points) and
-    /// `mute.master`.
-    static func state(of mixer: Mixer) -> [String: OSCValue] {
-        var state: [String: OSCValue] = ["mute.master": .bool(mixer.masterMute)]
-        let crosspoints = mixer.inputs * mixer.outputs <= 1024
-        for p in Parameter.all(for: mixer) where p.kind.family.access == .readWrite && (crosspoints || p.kind != .crosspoint) {
-            switch mixer.value(of: p) {
-            case let .number(v): state[p.key] = .number(v)
-            case let .bool(v): state[p.key] = .bool(v)
-            case let .ints(v): state[p.key] = .ints(v)
-            case let .names(v): state[p.key] = .names(v)
-            }
-        }
-        return state
-    }
-
-    static func messages(node: String, _ values: [String: OSCValue]) -> [OSCMessage] {
-        values.sorted { $0.key < $1.key }.map { key, value in
-            let arguments: [OSCArgument] = switch value {
-            case let .number(v): [.float(Float(v))]
-            case let .bool(v): [.bool(v)]
-            case let .ints(v): v.map { .int(Int32(clamping: $0)) }
-            case let .names(v): v.map { .string($0) }
-            }
-            return OSCMessage(address: "/crosspoint/\(node)/\(key)", arguments: arguments)
         }
     }
 }

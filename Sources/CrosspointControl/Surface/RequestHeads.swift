@@ -8,8 +8,8 @@
 /// bodies (skipped by their Content-Length), and stops looking once the connection is no longer
 /// plain requests (a WebSocket upgrade, a chunked body: SwiftNIO's parser and the API's body
 /// limit bound those).
-struct RequestHeadScanner {
-    enum State: Equatable {
+package struct RequestHeadScanner {
+    package enum State: Equatable {
         /// Reading a head; `count` bytes of it so far.
         case head(count: Int)
         /// Skipping a body: this many bytes left.
@@ -18,7 +18,7 @@ struct RequestHeadScanner {
         case passive
     }
 
-    enum Verdict: Equatable {
+    package enum Verdict: Equatable {
         case fine
         /// A head longer than the limit.
         case tooLarge
@@ -28,9 +28,9 @@ struct RequestHeadScanner {
         case malformed(String)
     }
 
-    let limit: Int
-    let fieldLimit: Int
-    private(set) var state: State = .head(count: 0)
+    package let limit: Int
+    package let fieldLimit: Int
+    package private(set) var state: State = .head(count: 0)
     /// Line ends in the current head so far.
     private var lines = 0
     /// The current head's bytes (at most `limit`).
@@ -38,17 +38,17 @@ struct RequestHeadScanner {
 
     /// SwiftNIO's parser, past its own field limit, leaves the connection open unanswered:
     /// `fieldLimit` must be below it.
-    init(limit: Int, fieldLimit: Int = 100) {
+    package init(limit: Int, fieldLimit: Int = 100) {
         self.limit = max(limit, 64)
         self.fieldLimit = max(fieldLimit, 1)
         bytes.reserveCapacity(1024)
     }
 
     /// Whether a head has started and not ended (its timer runs).
-    var inHead: Bool { if case let .head(count) = state { count > 0 } else { false } }
+    package var inHead: Bool { if case let .head(count) = state { count > 0 } else { false } }
 
     /// Takes the next bytes of the connection.
-    mutating func feed(_ input: some Collection<UInt8>) -> Verdict {
+    package mutating func feed(_ input: some Collection<UInt8>) -> Verdict {
         var index = input.startIndex
         while index != input.endIndex {
             switch state {
@@ -114,7 +114,7 @@ struct RequestHeadScanner {
     }
 
     /// A head's header fields, names lowercased (the request line is left out).
-    static func fields(_ head: [UInt8]) -> [(String, ArraySlice<UInt8>)] {
+    package static func fields(_ head: [UInt8]) -> [(String, ArraySlice<UInt8>)] {
         var result: [(String, ArraySlice<UInt8>)] = []
         let lines = head.split(separator: 0x0A, omittingEmptySubsequences: true)
         for line in lines.dropFirst() {
@@ -129,7 +129,7 @@ struct RequestHeadScanner {
     }
 
     /// A decimal number of at most 12 digits (a terabyte), nothing else.
-    static func decimal(_ text: ArraySlice<UInt8>) -> Int? {
+    package static func decimal(_ text: ArraySlice<UInt8>) -> Int? {
         guard !text.isEmpty, text.count <= 12 else { return nil }
         var n = 0
         for byte in text {
@@ -140,11 +140,11 @@ struct RequestHeadScanner {
     }
 }
 
-enum JSONSize {
+package enum JSONSize {
     /// How many values a JSON text holds at most, counted without parsing it (a comma or an
     /// opening bracket outside strings starts one): what decides whether a body is worth
     /// decoding at all. Foundation's decoder takes about 70 bytes of memory per number.
-    static func values(in bytes: some Sequence<UInt8>) -> Int {
+    package static func values(in bytes: some Sequence<UInt8>) -> Int {
         var count = 1, inString = false, escaped = false
         for byte in bytes {
             if inString {
@@ -159,9 +159,9 @@ enum JSONSize {
     }
 }
 
-enum CookieHeader {
+package enum CookieHeader {
     /// The value of the cookie `name` in `Cookie` header values (`a=1; b=2`), if there is one.
-    static func value(_ name: String, in headers: [String]) -> String? {
+    package static func value(_ name: String, in headers: [String]) -> String? {
         for header in headers {
             for pair in header.split(separator: ";") {
                 let item = pair.drop { $0 == " " }

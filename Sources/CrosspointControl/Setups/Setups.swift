@@ -15,11 +15,13 @@ import Glibc
 /// `NAME-standalone.conf` is not a setup (a process's configuration, not a drop-in). Its
 /// description is its first line, a comment (`# Crosspoint: ...`). What a setup's file and an
 /// enabled copy hold, and how they are read: SetupFile.swift.
-struct Setups {
-    let directory: String
+package struct Setups {
+    package let directory: String
+
+    package init(directory: String) { self.directory = directory }
 
     /// The places looked in, in order.
-    static func candidates(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+    package static func candidates(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
         if let explicit = environment["CROSSPOINT_SETUP_DIR"], !explicit.isEmpty { return [explicit] }
         var candidates: [String] = []
         if let executable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
@@ -37,26 +39,26 @@ struct Setups {
     }
 
     /// The setups folder, or nil when none of the places exists.
-    static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    package static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         candidates(environment: environment).first { isDirectory($0) }
     }
 
-    static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var status = stat()
         return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The setups' names, sorted.
-    func names() -> [String] {
+    package func names() -> [String] {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return files.filter { $0.hasSuffix(".conf") }.map { String($0.dropLast(5)) }
             .filter { SetupFile.isValidName($0) && !$0.hasSuffix("-standalone") }.sorted()
     }
 
-    func path(of name: String) -> String { directory + "/" + name + ".conf" }
+    package func path(of name: String) -> String { directory + "/" + name + ".conf" }
 
     /// The shipped text of setup `name`, or nil when there is no such setup.
-    func text(of name: String) -> [UInt8]? {
+    package func text(of name: String) -> [UInt8]? {
         guard SetupFile.isValidName(name), !name.hasSuffix("-standalone") else { return nil }
         return FileManager.default.contents(atPath: path(of: name)).map { [UInt8]($0) }
     }
@@ -66,11 +68,11 @@ struct Setups {
 /// PipeWire's drop-in folder that setups are enabled in: the user's
 /// (`$XDG_CONFIG_HOME/pipewire/pipewire.conf.d`, `~/.config/...` without it) or, with
 /// `--system`, the machine's (`/etc/pipewire/pipewire.conf.d`).
-struct DropInFolder {
-    let path: String
-    let system: Bool
+package struct DropInFolder {
+    package let path: String
+    package let system: Bool
 
-    static func user(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandError) -> DropInFolder {
+    package static func user(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CommandError) -> DropInFolder {
         let config: String
         if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
             config = xdg
@@ -82,12 +84,12 @@ struct DropInFolder {
         return DropInFolder(path: config + "/pipewire/pipewire.conf.d", system: false)
     }
 
-    static let machine = DropInFolder(path: "/etc/pipewire/pipewire.conf.d", system: true)
+    package static let machine = DropInFolder(path: "/etc/pipewire/pipewire.conf.d", system: true)
 
-    func file(for name: String) -> String { path + "/" + name + ".conf" }
+    package func file(for name: String) -> String { path + "/" + name + ".conf" }
 
     /// What a person runs for PipeWire to read the folder again ("load" or "drop" the setup).
-    func restartHint(_ verb: String) -> String {
+    package func restartHint(_ verb: String) -> String {
         system ? "restart PipeWire to \(verb) it: systemctl --user restart pipewire (as each user)"
             : "restart PipeWire to \(verb) it: systemctl --user restart pipewire"
     }

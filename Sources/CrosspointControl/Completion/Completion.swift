@@ -1,22 +1,21 @@
-import ArgumentParser
-import CrosspointCore
 import CrosspointClient
+import CrosspointCore
 import Glibc
 
 /// Candidates for shell completion (bash, zsh, fish: `crosspoint --generate-completion-script
 /// SHELL`), read from the running daemon: node names, their channel names, sinks, keys. Any
 /// failure (no daemon, no such node) completes nothing rather than printing an error.
-enum Completion {
+package enum Completion {
     /// Options whose value is the next word (not a positional argument).
-    static let optionsWithValues: Set<String> = ["--remote", "--to", "--channels", "--offset", "--from", "--color", "--width",
+    package static let optionsWithValues: Set<String> = ["--remote", "--to", "--channels", "--offset", "--from", "--color", "--width",
                                                  "--inputs", "--outputs", "--position", "--description"]
-    static let commands: Set<String> = ["list", "show", "set", "gain", "mute", "unmute", "map", "matrix", "ramp", "resize",
+    package static let commands: Set<String> = ["list", "show", "set", "gain", "mute", "unmute", "map", "matrix", "ramp", "resize",
                                         "rename", "param", "route", "unroute", "devices", "save", "load", "params", "meter", "serve",
                                         "follow", "unfollow", "delay"]
 
     /// The positional words after the subcommand (options and their values left out), and
     /// the `--remote`/`--to` values, up to (not including) the word being completed.
-    static func parse(_ words: [String], before index: Int? = nil) -> (positionals: [String], remote: String?, to: String?) {
+    package static func parse(_ words: [String], before index: Int? = nil) -> (positionals: [String], remote: String?, to: String?) {
         let end = min(index ?? words.count, words.count)
         var positionals: [String] = []
         var remote: String?, to: String?
@@ -42,7 +41,7 @@ enum Completion {
     }
 
     /// Shell words arrive as typed: `'my node'` or `my\ node`.
-    static func unquote(_ word: String) -> String {
+    package static func unquote(_ word: String) -> String {
         var out = ""
         var quote: Character?
         var escaped = false
@@ -68,19 +67,19 @@ enum Completion {
     }
 
     /// Crosspoint node names.
-    static func nodes(_ words: [String], prefix: String) -> [String] {
+    package static func nodes(_ words: [String], prefix: String) -> [String] {
         guard let session = session(parse(words).remote) else { return [] }
         return matching(session.crosspointNodes.map(\.name), prefix)
     }
 
     /// The sinks' names.
-    static func sinks(_ words: [String], prefix: String) -> [String] {
+    package static func sinks(_ words: [String], prefix: String) -> [String] {
         guard let session = session(parse(words).remote) else { return [] }
         return matching(session.graph.nodes.filter(\.isSink).map(\.name), prefix)
     }
 
     /// The channel names of the sink named by --to, for --channels (a comma list: completes its last item).
-    static func sinkChannels(_ words: [String], prefix: String) -> [String] {
+    package static func sinkChannels(_ words: [String], prefix: String) -> [String] {
         let parsed = parse(words)
         guard let to = parsed.to, let session = session(parsed.remote), let sink = try? session.sink(to) else { return [] }
         let head = prefix.contains(",") ? String(prefix[...prefix.lastIndex(of: ",")!]) : ""
@@ -97,13 +96,13 @@ enum Completion {
     }
 
     /// The node's input or output channel names.
-    static func channels(_ words: [String], _ direction: GraphPort.Direction, prefix: String) -> [String] {
+    package static func channels(_ words: [String], _ direction: GraphPort.Direction, prefix: String) -> [String] {
         guard let (_, _, mixer) = mixer(words) else { return [] }
         return matching(direction == .input ? mixer.inputChannels : mixer.outputChannels, prefix)
     }
 
     /// `master`, `in`, `out`, then the channel names of the side chosen (gain, mute, unmute).
-    static func strip(_ words: [String], prefix: String) -> [String] {
+    package static func strip(_ words: [String], prefix: String) -> [String] {
         let before = parse(words, before: words.count - 1).positionals
         if before.count <= 1 { return matching(["master", "in", "out"], prefix) }
         switch before.last?.lowercased() {
@@ -114,7 +113,7 @@ enum Completion {
     }
 
     /// `param`: keys (with channel names) in even places, value hints in odd ones.
-    static func params(_ words: [String], index: Int, prefix: String) -> [String] {
+    package static func params(_ words: [String], index: Int, prefix: String) -> [String] {
         let before = parse(words, before: index).positionals
         let place = before.count - 1  // words after the node
         guard place >= 0, let (_, _, mixer) = mixer(words) else { return [] }
@@ -137,7 +136,7 @@ enum Completion {
     }
 
     /// PipeWire sockets in the runtime directory: pipewire-0, pipewire-0-manager.
-    static func remotes(prefix: String) -> [String] {
+    package static func remotes(prefix: String) -> [String] {
         let directory = getenv("PIPEWIRE_RUNTIME_DIR").map { String(cString: $0) }
             ?? getenv("XDG_RUNTIME_DIR").map { String(cString: $0) } ?? "/run/user/\(getuid())"
         guard let dir = opendir(directory) else { return [] }

@@ -5,41 +5,8 @@ import Foundation
 #endif
 import CrosspointClient
 import CrosspointCore
-import CrosspointPipeWire
 import Glibc
 import Synchronization
-
-/// What an API request gets instead of its answer: an HTTP status, a message, and the key,
-/// path part or field it is about.
-struct APIError: Error {
-    let status: Int
-    let message: String
-    let key: String?
-
-    init(_ status: Int, _ message: String, key: String?) {
-        self.status = status
-        self.message = message
-        self.key = key
-    }
-
-    /// Any error a job threw, as the API answers it: the command line's own errors are the
-    /// client's fault (400, or 404 for an unknown node); the daemon's are 503.
-    static func from(_ error: any Error, key: String? = nil) -> APIError {
-        switch error {
-        case let error as APIError: error
-        case let CommandError.unknownNode(token, _, _): APIError(404, "no Crosspoint node is called '\(token.printable)'", key: "node")
-        case let CommandError.notFound(reason, argument): APIError(404, reason, key: argument)
-        case let error as CommandError: APIError(400, error.description, key: key)
-        case let error as CrosspointError: APIError(400, error.description.printable, key: key)
-        case let error as ClientError: APIError(503, error.description, key: nil)
-        default: APIError(400, String(describing: error).printable, key: key)
-        }
-    }
-
-    var json: String {
-        JSONValue.object([("error", .string(message)), ("key", key.map(JSONValue.string) ?? .null)]).compactText
-    }
-}
 
 /// The control surface's link to PipeWire: one thread that owns the connection (the client
 /// objects are not thread-safe and deliver events only while their loop is iterated) and
@@ -60,18 +27,18 @@ struct APIError: Error {
 ///   it, and pushes the node's latest reading as it arrives.
 ///
 /// When the daemon goes away it says so to every WebSocket, answers 503, and connects again
-/// every second. (The surface as a whole: the header of ServeCommand.swift.)
-final class Surface: @unchecked Sendable {
-    let remote: String?
+/// every second. (The surface as a whole: the header of SurfaceServer.swift.)
+package final class Surface: @unchecked Sendable {
+    package let remote: String?
 
     /// A WebSocket's end: what it watches, and where its messages go.
-    final class Subscriber: Sendable {
-        let id: Int
-        let messages: AsyncStream<String>.Continuation
+    package final class Subscriber: Sendable {
+        package let id: Int
+        package let messages: AsyncStream<String>.Continuation
         /// The node it watches, and whether it still needs that node's object.
-        let watch = Mutex<(node: UInt32?, fresh: Bool)>((nil, false))
+        package let watch = Mutex<(node: UInt32?, fresh: Bool)>((nil, false))
 
-        init(id: Int, messages: AsyncStream<String>.Continuation) {
+        package init(id: Int, messages: AsyncStream<String>.Continuation) {
             self.id = id
             self.messages = messages
         }
@@ -101,21 +68,21 @@ final class Surface: @unchecked Sendable {
     /// `Apps.graphSignature` of the graph the apps were last read from.
     private var appsSignature = ""
     /// OSC (`serve --osc`): set before the thread starts; its followed nodes are watched too.
-    var osc: OSCServer?
+    package var osc: OSCServer?
     /// The OSC-followed nodes whose state OSC has had.
     private var oscPrimed = Set<UInt32>()
 
     /// How often a node publishes levels to the surface: 30 a second.
-    static let levelInterval = LevelWatch.fastestInterval
+    package static let levelInterval = LevelWatch.fastestInterval
 
-    init(remote: String?) {
+    package init(remote: String?) {
         self.remote = remote
     }
 
-    var connected: Bool { isConnected.load(ordering: .relaxed) }
+    package var connected: Bool { isConnected.load(ordering: .relaxed) }
 
     /// Starts the thread.
-    func start() {
+    package func start() {
         var thread = pthread_t()
         let me = Unmanaged.passRetained(self).toOpaque()
         pthread_create(&thread, nil, { argument in
@@ -127,7 +94,7 @@ final class Surface: @unchecked Sendable {
 
     /// Runs `work` on the surface's thread with the session, and returns what it returns.
     /// Without a daemon: 503.
-    func perform<T: Sendable>(_ work: @escaping @Sendable (Session) throws -> T) async throws -> T {
+    package func perform<T: Sendable>(_ work: @escaping @Sendable (Session) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             jobs.withLock {
                 $0.append { session in
@@ -148,7 +115,7 @@ final class Surface: @unchecked Sendable {
     /// Queues `work` on the surface's thread now, without waiting: jobs submitted from one
     /// thread run in the order submitted (OSC's stream of fader values, whose last must win).
     /// Without a daemon, or when `work` throws, `failed` gets the error.
-    func submit(_ work: @escaping @Sendable (Session) throws -> Void, failed: @escaping @Sendable (any Error) -> Void) {
+    package func submit(_ work: @escaping @Sendable (Session) throws -> Void, failed: @escaping @Sendable (any Error) -> Void) {
         jobs.withLock {
             $0.append { session in
                 guard let session else {
@@ -163,7 +130,7 @@ final class Surface: @unchecked Sendable {
     // MARK: WebSockets
 
     /// A new WebSocket's subscriber; it gets the status and the node list at once.
-    func subscribe() -> (Subscriber, AsyncStream<String>) {
+    package func subscribe() -> (Subscriber, AsyncStream<String>) {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(256))
         let subscriber = Subscriber(id: nextSubscriber.add(1, ordering: .relaxed).oldValue, messages: continuation)
         let (status, nodes, apps) = latest.withLock { ($0.status, $0.nodes, $0.apps) }
@@ -174,13 +141,13 @@ final class Surface: @unchecked Sendable {
         return (subscriber, stream)
     }
 
-    func unsubscribe(_ subscriber: Subscriber) {
+    package func unsubscribe(_ subscriber: Subscriber) {
         subscribers.withLock { $0[subscriber.id] = nil }
         subscriber.messages.finish()
     }
 
     /// A message from a WebSocket: `{"watch": ID}` or `{"watch": null}`.
-    func receive(_ text: String, from subscriber: Subscriber) {
+    package func receive(_ text: String, from subscriber: Subscriber) {
         guard text.utf8.count <= 1024, let message = JSONValue(parsing: text), case .object = message, let watch = message["watch"] else {
             subscriber.messages.yield(APIError(400, "expected {\"watch\": NODE-ID} or {\"watch\": null}", key: "watch").typed)
             return
@@ -196,7 +163,7 @@ final class Surface: @unchecked Sendable {
     }
 
     /// `{"type": TYPE, key: value...}` where the values are JSON text already.
-    static func message(_ type: String, _ fields: [(String, String)]) -> String {
+    package static func message(_ type: String, _ fields: [(String, String)]) -> String {
         "{\"type\":\"\(type)\"" + fields.map { ",\"\($0.0)\":\($0.1)" }.joined() + "}"
     }
 
@@ -377,7 +344,7 @@ final class Surface: @unchecked Sendable {
     /// A job made a change the registry may not show (a move to the device a stream is on
     /// already changes only its target): the apps are read again at the next turn. Called on
     /// the surface's thread (from a job).
-    func appsChanged() {
+    package func appsChanged() {
         appsPending = true
         appsRead = .now - .seconds(1)
     }
@@ -405,40 +372,7 @@ final class Surface: @unchecked Sendable {
 
 extension APIError {
     /// As a WebSocket message.
-    var typed: String {
+    package var typed: String {
         Surface.message("error", [("error", JSONValue.string(message).compactText), ("key", key.map { JSONValue.string($0).compactText } ?? "null")])
-    }
-}
-
-/// The JSON the API and the WebSocket send, made the command line's way.
-enum NodeJSON {
-    /// `crosspoint list --json`, on one line.
-    static func list(_ session: Session) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(ListCommand.entries(session))).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
-    }
-
-    /// A value as compact JSON, keys sorted.
-    static func compact(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-    }
-
-    /// `crosspoint show --json` of node `token` (an id or a name).
-    static func document(_ session: Session, _ token: String) throws -> String {
-        let target = try session.target(token)
-        let mixer = try session.mixer(of: target)
-        var view = NodeView(target: target, mixer: mixer, graph: session.graph)
-        view.deviceStatus = NodeView.deviceStatus(session, target, mixer)
-        return try JSONText.encode(view.document)
-    }
-
-    static func document(_ session: Session, _ id: UInt32) throws -> String { try document(session, String(id)) }
-
-    /// Levels as `[[peak_db, rms_db], ...]`, null for silence.
-    static func levels(_ levels: [Level]) -> String {
-        "[" + levels.map { "[\(Level.json($0.peak)),\(Level.json($0.rms))]" }.joined(separator: ",") + "]"
     }
 }

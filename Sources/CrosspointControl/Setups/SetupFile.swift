@@ -9,9 +9,9 @@
 /// on), so that both this command and the package's purge script (`tail -n +2 FILE | cksum`)
 /// tell a copy nobody changed from one its user edited: an edited copy is the user's, and is
 /// neither overwritten nor removed.
-enum SetupFile {
+package enum SetupFile {
     /// The first line of a setup when it is a comment, without `#` and a leading "Crosspoint: ".
-    static func description(of text: [UInt8]) -> String {
+    package static func description(of text: [UInt8]) -> String {
         let first = String(decoding: text.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
         guard first.hasPrefix("#") else { return "" }
         var line = Substring(first.dropFirst())
@@ -21,7 +21,7 @@ enum SetupFile {
     }
 
     /// A name is one path component of letters, digits, '.', '_' and '-', not starting with '.'.
-    static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         !name.isEmpty && name.utf8.count <= 128 && !name.hasPrefix(".")
             && name.utf8.allSatisfy { c in
                 (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "A") && c <= UInt8(ascii: "Z"))
@@ -32,8 +32,8 @@ enum SetupFile {
 }
 
 /// An enabled copy of a setup: its marker line, and whether the rest is as it was written.
-struct EnabledCopy {
-    enum State: String, Encodable {
+package struct EnabledCopy {
+    package enum State: String, Encodable {
         /// Written by `crosspoint setup enable` and unchanged since.
         case unchanged
         /// Written by it, then edited: the user's now.
@@ -42,22 +42,22 @@ struct EnabledCopy {
         case foreign
     }
 
-    let state: State
+    package let state: State
     /// The rest of the file (after the marker line), when there is a marker.
-    let body: [UInt8]
+    package let body: [UInt8]
 
-    static func marker(name: String, body: [UInt8]) -> String {
+    package static func marker(name: String, body: [UInt8]) -> String {
         let sum = POSIXChecksum.cksum(body)
         return "# crosspoint setup \(name) (cksum \(sum.crc) \(sum.length)): written by `crosspoint setup enable \(name)`;"
             + " `crosspoint setup disable \(name)` removes it while it is unchanged (once edited, it is yours)\n"
     }
 
     /// The whole file `enable` writes for setup `name` with shipped text `text`.
-    static func contents(name: String, shipped text: [UInt8]) -> [UInt8] {
+    package static func contents(name: String, shipped text: [UInt8]) -> [UInt8] {
         Array(marker(name: name, body: text).utf8) + text
     }
 
-    init(reading bytes: [UInt8], name: String) {
+    package init(reading bytes: [UInt8], name: String) {
         // Bytes throughout: the name may hold anything a user typed (a ')' included), and a
         // String's prefix test compares characters, not the bytes a count would step over.
         let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
@@ -81,8 +81,8 @@ struct EnabledCopy {
 
 /// The checksum POSIX `cksum` prints (CRC-32, polynomial 0x04C11DB7, the length appended):
 /// what a shell script can compute too.
-enum POSIXChecksum {
-    static func cksum(_ bytes: [UInt8]) -> (crc: UInt32, length: Int) {
+package enum POSIXChecksum {
+    package static func cksum(_ bytes: [UInt8]) -> (crc: UInt32, length: Int) {
         var crc: UInt32 = 0
         func feed(_ byte: UInt8) {
             crc ^= UInt32(byte) << 24

@@ -8,10 +8,10 @@ import Foundation
 #endif
 import Glibc
 
-enum PrivateFiles {
+package enum PrivateFiles {
     /// Makes `path` and the folders above it that are missing, each 0700; an existing `path`
     /// owned by the user with a wider mode is narrowed to 0700.
-    static func makeFolder(_ path: String) throws {
+    package static func makeFolder(_ path: String) throws {
         var built = ""
         for component in path.split(separator: "/", omittingEmptySubsequences: true) {
             built += "/" + component
@@ -27,7 +27,7 @@ enum PrivateFiles {
     }
 
     /// Writes `text` to `path` atomically with mode 0600 (never through a symbolic link).
-    static func write(_ path: String, _ text: String) throws {
+    package static func write(_ path: String, _ text: String) throws {
         let temporary = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CommandError.file(path, "cannot write it (\(String(cString: strerror(errno))))") }

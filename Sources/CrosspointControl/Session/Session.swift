@@ -1,116 +1,28 @@
-import ArgumentParser
-import CrosspointCore
 import CrosspointClient
+import CrosspointCore
 import CrosspointPipeWire
 import Glibc
 
-/// What the command line itself finds wrong; `ClientError` (the daemon) passes through as it
-/// is. Every name that came from the daemon or the person is printed escaped (`printable`).
-enum CommandError: Error, CustomStringConvertible {
-    /// The nodes closest to the token first, and "did you mean ..." (or nothing).
-    case unknownNode(String, crosspointNodes: [String], suggestion: String = "")
-    case notCrosspoint(String, id: UInt32)
-    case whichNode([String])
-    case unknownSink(String, sinks: [String], suggestion: String = "")
-    case file(String, String)
-    case invalid(String)
-    /// Something the person named that is not there (an application, a device to move it to):
-    /// said as `reason`; `argument` is what named it (`app`, `to`: the API answers 404, naming it).
-    case notFound(String, argument: String)
-    case notApplied(node: String, detail: String)
+/// One connection to the daemon and what it showed when the command started: every command
+/// that talks to PipeWire works through one, and so does the control surface's thread
+/// (`Surface`) and, through it, OSC.
+package final class Session {
+    package let client: PipeWireClient
+    package private(set) var graph: GraphSnapshot
 
-    var description: String {
-        switch self {
-        case let .unknownNode(token, nodes, suggestion):
-            "unknown node '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ") + (nodes.isEmpty
-                ? "there is no Crosspoint node on this daemon"
-                : "the Crosspoint nodes are: " + nodes.joined(separator: ", "))
-        case let .notCrosspoint(token, id):
-            "node '\(token.printable)' (id \(id)) is not a Crosspoint node (it has no crosspoint.inputs property)"
-        case let .whichNode(nodes):
-            nodes.isEmpty ? "there is no Crosspoint node on this daemon"
-                : "there are several Crosspoint nodes; name one: " + nodes.joined(separator: ", ")
-        case let .unknownSink(token, sinks, suggestion):
-            "unknown sink '\(token.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
-                + (sinks.isEmpty ? "this daemon has no Audio/Sink" : "the sinks are: " + sinks.joined(separator: ", "))
-        case let .file(path, reason):
-            "\(path.printable): \(reason)"
-        case let .invalid(reason):
-            reason
-        case let .notFound(reason, _):
-            reason
-        case let .notApplied(node, detail):
-            "\(node.printable) did not take the change (\(detail)); the daemon's log says why"
-        }
-    }
-
-    /// A core error said the command line's way: counts with their nouns, the valid channel
-    /// names beside an unknown one, ranges in the key's unit.
-    static func from(_ error: CrosspointError, _ mixer: Mixer?) -> CommandError {
-        switch error {
-        case let .indexOutOfRange(what, index, count) where count == 1:
-            return .invalid("\(what) index \(index) is out of range (the node has 1 \(what), numbered 0)")
-        case let .unknownChannel(what, name):
-            guard let mixer else { return .invalid(error.description) }
-            let names = what == "input" ? mixer.inputChannels : mixer.outputChannels
-            let suggestion = NameSuggestions.phrase(NameSuggestions.rank(name, names) { [$0] }.close.map(\.printable))
-            return .invalid("no \(what) channel is named '\(name.printable)'; " + (suggestion.isEmpty ? "" : suggestion + " ")
-                + "the \(what)s are " + names.joined(separator: ", ") + " (or their indices, 0 to \(names.count - 1))")
-        case let .outOfRange(key, value, range) where ParameterKind(key: key)?.family.unit == .milliseconds:
-            return .invalid("\(key): \(Gain.format(value)) ms is \(value < range.lowerBound ? "below the minimum" : "above the maximum") "
-                + "\(Gain.format(value < range.lowerBound ? range.lowerBound : range.upperBound)) ms")
-        case let .outOfRange(key, value, range):
-            return .invalid("\(key): \(Gain.format(value)) is outside the linear range \(Gain.format(range.lowerBound)) to "
-                + "\(Gain.format(range.upperBound)) (+\(Gain.format(GainInput.maximumDecibels)) dB, either polarity)")
-        case let .unknownKey(key):
-            return .invalid("unknown parameter '\(key.printable)'; `crosspoint params` lists the keys")
-        default:
-            return .invalid(error.description.printable)
-        }
-    }
-}
-
-/// A Crosspoint node found in the graph, with its ports in order.
-struct Target {
-    let node: GraphNode
-    let inputs: [GraphPort]
-    let outputs: [GraphPort]
-
-    /// Port names: the node names its ports `in_<channel>` and `out_<channel>`. Made from the
-    /// mixer's channel names, not from the registry, which keeps announcing the name a port
-    /// was created with after a rename (see README, "Channel names").
-    func inputName(_ i: Int, _ mixer: Mixer) -> String { PortName.input(mixer.inputChannels[i]) }
-    func outputName(_ j: Int, _ mixer: Mixer) -> String { PortName.output(mixer.outputChannels[j]) }
-
-    /// `ports` in channel order: each channel's port by its name (`names`: `out_FL`...; a
-    /// renamed channel's port is a new object, listed after the others), then the rest (ports
-    /// leaving after a resize); as they are if a name has no port.
-    func ordered(_ ports: [GraphPort], _ names: [String]) -> [GraphPort] {
-        let named = names.compactMap { name in ports.first { $0.name == name } }
-        guard named.count == names.count else { return ports }
-        return named + ports.filter { port in !named.contains { $0.id == port.id } }
-    }
-
-    /// The node's name, safe to print.
-    var name: String { node.name.printable }
-}
-
-/// One connection to the daemon and what it showed when the command started.
-final class Session {
-    let client: PipeWireClient
-    private(set) var graph: GraphSnapshot
-
-    init(client: PipeWireClient) throws {
+    package init(client: PipeWireClient) throws {
         self.client = client
         graph = try client.snapshot()
     }
 
-    var crosspointNodes: [GraphNode] { graph.nodes.filter { $0.crosspointShape != nil } }
+    // MARK: Finding nodes
 
-    func label(_ node: GraphNode) -> String { "\(node.name.printable) (id \(node.id))" }
+    package var crosspointNodes: [GraphNode] { graph.nodes.filter { $0.crosspointShape != nil } }
+
+    package func label(_ node: GraphNode) -> String { "\(node.name.printable) (id \(node.id))" }
 
     /// Finds a Crosspoint node by id, node.name or node.description; with no token, the only one.
-    func target(_ typed: String?) throws -> Target {
+    package func target(_ typed: String?) throws -> Target {
         let node: GraphNode
         let token = typed.map(CommandLineWords.restore)
         if let token {
@@ -130,13 +42,13 @@ final class Session {
 
     /// A Crosspoint node's shape: from its Props (its port counts can change live), else
     /// from its `crosspoint.inputs` and `crosspoint.outputs` properties.
-    func shape(of node: GraphNode) -> (inputs: Int, outputs: Int) {
+    package func shape(of node: GraphNode) -> (inputs: Int, outputs: Int) {
         let props = try? client.props(ofNode: node.id)
         return props.flatMap { Mixer.shape(in: $0) } ?? node.crosspointShape ?? (0, 0)
     }
 
     /// Finds an Audio/Sink by id, node.name or node.description.
-    func sink(_ typed: String) throws -> GraphNode {
+    package func sink(_ typed: String) throws -> GraphNode {
         let token = CommandLineWords.restore(typed)
         let sinks = graph.nodes.filter(\.isSink)
         guard let sink = find(token, among: sinks) else { throw unknownSink(token) }
@@ -144,19 +56,19 @@ final class Session {
     }
 
     /// The error for a sink that is not there: the sinks closest to `token` first, and "did you mean".
-    func unknownSink(_ token: String) -> CommandError {
+    package func unknownSink(_ token: String) -> CommandError {
         let (ordered, close) = NameSuggestions.rank(token, graph.nodes.filter(\.isSink)) { [$0.name, $0.description] }
         return .unknownSink(token, sinks: ordered.map(label), suggestion: NameSuggestions.phrase(close.map { $0.name.printable }))
     }
 
     /// The node `token` names among `nodes`: by id, else node.name, else node.description.
-    func find(_ token: String, among nodes: [GraphNode]) -> GraphNode? {
+    package func find(_ token: String, among nodes: [GraphNode]) -> GraphNode? {
         if let id = UInt32(token), let node = nodes.first(where: { $0.id == id }) { return node }
         return nodes.first { $0.name == token } ?? nodes.first { $0.description == token }
     }
 
     /// The node's mixer as its Props describe it now.
-    func mixer(of target: Target) throws -> Mixer {
+    package func mixer(of target: Target) throws -> Mixer {
         let props = try client.props(ofNode: target.node.id)
         let shape = Mixer.shape(in: props) ?? target.node.crosspointShape!
         // Ports that are leaving (fading out after a live resize) come last: take the first ones.
@@ -174,6 +86,8 @@ final class Session {
         }
     }
 
+    // MARK: Changing a node
+
     /// Reads the node's mixer, changes a copy with the mixer's own (validating) setters, sends
     /// the keys that differ, and checks that the node took them. Nothing is sent when `change`
     /// throws. Reports what changed.
@@ -184,7 +98,7 @@ final class Session {
     /// - `keys`: the keys to send (a resize, a rename, `param`), in this order, asked once
     ///   `change` has run; by default the keys that differ between the mixer before and after.
     @discardableResult
-    func change(
+    package func change(
         _ target: Target, exact: Bool = true, keys: (() -> [Parameter])? = nil, report: Reporter,
         _ change: (inout Mixer) throws -> Void
     ) throws -> Mixer {
@@ -251,6 +165,17 @@ final class Session {
         return after
     }
 
+    /// Finds node `token` (as `target(_:)` does) and changes it (as `change(_:exact:keys:report:_:)`
+    /// does): what a command that changes a node does, given the node as typed. `keys`: only
+    /// these are sent, in this order (a resize, a rename, the `devices` or `targets` list, whose
+    /// channels the node makes itself); by default every key that differs.
+    @discardableResult
+    package func change(
+        node token: String?, exact: Bool = true, keys: [Parameter]? = nil, report: Reporter, _ change: (inout Mixer) throws -> Void
+    ) throws -> Mixer {
+        try self.change(try target(token), exact: exact, keys: keys.map { keys in { keys } }, report: report, change)
+    }
+
     /// Whether a key exists on a mixer of that shape.
     private func exists(_ p: Parameter, in mixer: Mixer) -> Bool { p.input < mixer.inputs && p.output < mixer.outputs }
 
@@ -293,7 +218,7 @@ final class Session {
     }
 
     /// What a key acts on, by port names (`in_FL -> out_FR`), for the lines a change prints.
-    func describe(_ p: Parameter, _ target: Target, _ mixer: Mixer) -> String? {
+    package func describe(_ p: Parameter, _ target: Target, _ mixer: Mixer) -> String? {
         switch p.kind {
         case .crosspoint: "\(target.inputName(p.input, mixer)) -> \(target.outputName(p.output, mixer))"
         case .inputGain, .inputMute: target.inputName(p.input, mixer)
@@ -323,64 +248,8 @@ final class Session {
         return signedDecibels(v)
     }
 
+    // MARK: The graph
+
     /// Re-reads the graph (`crosspoint meter` follows a node whose ports change).
-    func refresh() throws { graph = try client.snapshot() }
-}
-
-/// What a changing command did, as `--json` prints it: the keys are the parameter table's
-/// (`matrix.0.1`, `gain.out.1`), plus `mute.master` as presets name it; values as in presets
-/// (linear gains, booleans, lists).
-struct ChangeReport: Encodable {
-    struct Change: Encodable {
-        let key: String
-        /// The ports the key acts on (`in_FL -> out_FR`), when it acts on ports.
-        let what: String?
-        /// Nil for a key the node did not have before (a new channel's gain).
-        let before: ReportValue?
-        let after: ReportValue
-    }
-
-    let node: String
-    let id: UInt32
-    var changes: [Change]
-}
-
-/// A parameter value in a change report.
-enum ReportValue: Encodable, Equatable {
-    case number(Double), bool(Bool), ints([Int]), names([String])
-
-    init(_ value: ParameterValue) {
-        switch value {
-        // A value that is a Float (gains in Props) as the shortest decimal of that Float
-        // (0.5011872, not 0.50118720531463623); any other number as it is.
-        case let .number(v): self = .number(Double(Float(v)) == v ? decimal(Float(v)) : v)
-        case let .bool(b): self = .bool(b)
-        case let .ints(v): self = .ints(v)
-        case let .names(v): self = .names(v)
-        }
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch self {
-        case let .number(v): try c.encode(v)
-        case let .bool(b): try c.encode(b)
-        case let .ints(v): try c.encode(v)
-        case let .names(v): try c.encode(v)
-        }
-    }
-}
-
-extension PropsCodec.RawValue {
-    /// The value as the parameter table types it; nil for values no key takes.
-    var parameterValue: ParameterValue? {
-        switch self {
-        case let .number(v): .number(v)
-        case let .bool(b): .bool(b)
-        case let .numbers(v):
-            v.allSatisfy { Int(exactly: $0) != nil } ? .ints(v.map { Int(exactly: $0)! }) : nil
-        case let .strings(v): .names(v)
-        case .invalid: nil
-        }
-    }
+    package func refresh() throws { graph = try client.snapshot() }
 }

@@ -5,26 +5,26 @@
 
 import NIOCore
 
-struct OSCSubscribers {
-    let capacity: Int
-    let nodesEach: Int
-    private(set) var nodes: [SocketAddress: Set<String>] = [:]
+package struct OSCSubscribers {
+    package let capacity: Int
+    package let nodesEach: Int
+    package private(set) var nodes: [SocketAddress: Set<String>] = [:]
     /// Subscribers, the one that came first first.
     private var order: [SocketAddress] = []
 
-    init(capacity: Int, nodesEach: Int) {
+    package init(capacity: Int, nodesEach: Int) {
         self.capacity = capacity
         self.nodesEach = nodesEach
     }
 
-    enum Added: Equatable {
+    package enum Added: Equatable {
         case added
         /// The subscriber that lost its place to make room.
         case replaced(SocketAddress)
         case tooManyNodes
     }
 
-    mutating func add(_ node: String, for address: SocketAddress) -> Added {
+    package mutating func add(_ node: String, for address: SocketAddress) -> Added {
         if let mine = nodes[address] {
             guard mine.contains(node) || mine.count < nodesEach else { return .tooManyNodes }
             nodes[address]?.insert(node)
@@ -42,14 +42,14 @@ struct OSCSubscribers {
     }
 
     /// Stops `address` following `node`, or everything when `node` is nil.
-    mutating func remove(_ node: String?, for address: SocketAddress) {
+    package mutating func remove(_ node: String?, for address: SocketAddress) {
         if let node { nodes[address]?.remove(node) } else { nodes[address] = nil }
         if nodes[address]?.isEmpty == true { nodes[address] = nil }
         if nodes[address] == nil { order.removeAll { $0 == address } }
     }
 
     /// The addresses following `node`.
-    func following(_ node: String) -> [SocketAddress] { nodes.compactMap { $0.value.contains(node) ? $0.key : nil } }
+    package func following(_ node: String) -> [SocketAddress] { nodes.compactMap { $0.value.contains(node) ? $0.key : nil } }
 
-    var followed: Set<String> { nodes.values.reduce(into: Set<String>()) { $0.formUnion($1) } }
+    package var followed: Set<String> { nodes.values.reduce(into: Set<String>()) { $0.formUnion($1) } }
 }

@@ -3,22 +3,20 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import CrosspointClient
 import CrosspointCore
 import CrosspointPipeWire
-import Glibc
 
 /// What the API's requests do, on the surface's thread, with the command line's own code:
 /// the node's object is `show --json`'s, a change set goes through `Session.change` (checked
 /// by the mixer's setters, sent, confirmed), a preset is `save`'s file and `load`'s check.
-enum SurfaceAPI {
+package enum SurfaceAPI {
     /// The most keys and values one change set may hold (every key of a 256 x 256 node, twice).
-    static let maximumParams = 2 * 2 * (256 * 256 + 4 * 256 + 16)
+    package static let maximumParams = 2 * 2 * (256 * 256 + 4 * 256 + 16)
 
     /// Applies `{"params": [KEY, VALUE, ...]}` to node `token`: every pair checked in order,
     /// then sent at once; any error and nothing is sent. Answers
     /// `{"report": CHANGE-REPORT, "node": NODE, "warnings": [...]}`.
-    static func change(_ body: JSONValue, node token: String, _ session: Session) throws -> String {
+    package static func change(_ body: JSONValue, node token: String, _ session: Session) throws -> String {
         let items = try pairs(body)
         let target = try session.target(token)
         let report = Reporter.capturing()
@@ -32,7 +30,7 @@ enum SurfaceAPI {
     }
 
     /// Whether `change` would take `body` for node `token` as the node is now; sends nothing.
-    static func check(_ body: JSONValue, node token: String, _ session: Session) throws {
+    package static func check(_ body: JSONValue, node token: String, _ session: Session) throws {
         let items = try pairs(body)
         let target = try session.target(token)
         var m = try session.mixer(of: target)
@@ -77,7 +75,7 @@ enum SurfaceAPI {
     /// MIDI learn: `{"key": KEY}` asks the node to map the next control that moves on its
     /// midi_in to KEY (`midi.learn`, as `crosspoint midi learn` does); `{"key": null}` stops.
     /// Answers `{"learning": KEY or null}`; the mapping arrives in the node's `midi.map`.
-    static func learn(_ body: JSONValue, node token: String, _ session: Session) throws -> String {
+    package static func learn(_ body: JSONValue, node token: String, _ session: Session) throws -> String {
         let key: String?
         switch body["key"] {
         case let .string(k)?: key = k
@@ -89,7 +87,7 @@ enum SurfaceAPI {
         if let key {
             do {
                 _ = try MIDILearn(.names([key]))
-                _ = try ParamCommand.parameter(key, in: mixer)
+                _ = try Parameter.typed(key, in: mixer)
             } catch let error as CrosspointError {
                 throw APIError(400, CommandError.from(error, mixer).description, key: "key")
             }
@@ -110,7 +108,7 @@ enum SurfaceAPI {
         }
         let p: Parameter
         do {
-            p = try ParamCommand.parameter(key, in: m)
+            p = try Parameter.typed(key, in: m)
         } catch {
             guard case CrosspointError.unknownKey = error else { throw error }
             throw APIError(400, "unknown parameter '\(key.printable)'; the keys are those of `crosspoint params`, and mute.master", key: key)
@@ -151,7 +149,7 @@ enum SurfaceAPI {
             throw APIError(400, "\(key): expects \(expected), got \(json.compactText.prefix(40).description.printable)", key: key)
         }
         try m.set(p, to: value)
-        return ParamCommand.keysSent(for: p, m)
+        return Parameter.keysSent(for: p, m)
     }
 
     /// A change's answer: what changed, the node now, and any warnings.
@@ -164,95 +162,27 @@ enum SurfaceAPI {
     // MARK: Presets
 
     /// Loads preset `name` from `store` into node `token`.
-    static func load(_ name: String, from store: PresetStore, node token: String, _ session: Session) throws -> String {
+    package static func load(_ name: String, from store: PresetStore, node token: String, _ session: Session) throws -> String {
         let text = try store.read(name)
         let preset = try PresetFile.decode(text, source: "preset '\(name)'")
         let target = try session.target(token)
         let report = Reporter.capturing()
-        try LoadCommand.load(preset, source: "preset '\(name)'", into: target, session: session, report: report)
+        try session.load(preset, source: "preset '\(name)'", into: target, report: report)
         return try answer(report, session, target)
     }
 
     /// Node `token` as preset `name` in `store`.
-    static func save(_ name: String, to store: PresetStore, node token: String, _ session: Session) throws -> String {
+    package static func save(_ name: String, to store: PresetStore, node token: String, _ session: Session) throws -> String {
         let text = try NodeJSON.document(session, token)
         try store.write(name, text)
         return JSONValue.object([("saved", .string(name))]).compactText
     }
 
     /// One reading of node `token`'s levels, as `crosspoint meter --once --json` prints it.
-    static func levels(node token: String, _ session: Session) throws -> String {
+    package static func levels(node token: String, _ session: Session) throws -> String {
         let target = try session.target(token)
-        let reading = try MeterCommand.reading(session, target, interval: LevelWatch.fastestInterval)
+        let reading = try session.reading(of: target, interval: LevelWatch.fastestInterval)
         let reply = MeterView.json(reading, try MeterChannels(session, target))
         return "{\"interval\":\(reading.interval)," + reply.dropFirst()
-    }
-}
-
-/// The folder presets live in, by name only: a name from a request never becomes any other path.
-struct PresetStore: Sendable {
-    let directory: String
-
-    static func defaultDirectory() -> String { configDirectory() + "/presets" }
-
-    /// `$XDG_CONFIG_HOME/crosspoint` (an absolute XDG_CONFIG_HOME only), else `~/.config/crosspoint`:
-    /// where the serve token and the presets live.
-    static func configDirectory() -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let config = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? "/root") + "/.config"
-        return config + "/crosspoint"
-    }
-
-    /// 1 to 64 of A-Z a-z 0-9 _ - ., not starting with a dot.
-    static func check(_ name: String) throws {
-        let allowed = name.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || c == 0x2D || c == 0x2E
-        }
-        guard (1...64).contains(name.utf8.count), allowed, !name.hasPrefix(".") else {
-            throw APIError(400, "a preset name is 1 to 64 letters, digits, _, - or . (not starting with a dot); got '\(name.prefix(80).description.printable)'", key: "name")
-        }
-    }
-
-    private func path(_ name: String) throws -> String {
-        try PresetStore.check(name)
-        return directory + "/" + name + ".json"
-    }
-
-    func read(_ name: String) throws -> String {
-        let path = try path(name)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw APIError(404, "there is no preset '\(name)'", key: "name")
-        }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    func write(_ name: String, _ text: String) throws {
-        let path = try path(name)
-        do {
-            try PrivateFiles.makeFolder(directory)
-            try PrivateFiles.write(path, text)
-        } catch {
-            throw APIError(500, "cannot write preset '\(name)' in \(directory.printable): \(reason(error))", key: "name")
-        }
-    }
-
-    func delete(_ name: String) throws {
-        let path = try path(name)
-        guard unlink(path) == 0 else {
-            throw APIError(errno == ENOENT ? 404 : 500, "cannot remove preset '\(name)': \(String(cString: strerror(errno)))", key: "name")
-        }
-    }
-
-    /// `[{"name", "inputs", "outputs"}]`, by name; files that are not presets are left out.
-    func list() -> String {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
-            .filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }
-            .filter { (try? PresetStore.check($0)) != nil }.sorted()
-        let entries: [JSONValue] = names.compactMap { name in
-            guard let text = try? read(name), let preset = try? PresetFile.decode(text, source: name) else { return nil }
-            return .object([("name", .string(name)), ("inputs", .number(Double(preset.inputs))), ("outputs", .number(Double(preset.outputs)))])
-        }
-        return JSONValue.array(entries).compactText
     }
 }

@@ -3,20 +3,18 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import ArgumentParser
 import Glibc
-import CrosspointCore
-import CrosspointPipeWire
 
 /// Where output goes and how it looks: colour and width on a terminal, plain text when piped.
-struct Terminal {
-    let colour: Bool
+package struct Terminal {
+    package let colour: Bool
     /// Columns to fit tables into; nil when piped (no limit).
-    let width: Int?
+    package let width: Int?
 
-    enum ColourChoice: String, CaseIterable, ExpressibleByArgument { case auto, always, never }
+    /// `--color`: the command line reads it by its raw value.
+    package enum ColourChoice: String, CaseIterable { case auto, always, never }
 
-    init(colour choice: ColourChoice, width: Int?) {
+    package init(colour choice: ColourChoice, width: Int?) {
         let isTerminal = isatty(STDOUT_FILENO) == 1
         switch choice {
         case .always: colour = true
@@ -35,26 +33,18 @@ struct Terminal {
         }
     }
 
-    enum Style: String {
+    package enum Style: String {
         case bold = "1", dim = "2", red = "1;31", green = "32", yellow = "33", magenta = "35", cyan = "36"
     }
 
-    func paint(_ text: String, _ style: Style?) -> String {
+    package func paint(_ text: String, _ style: Style?) -> String {
         guard colour, let style, !text.allSatisfy(\.isWhitespace) else { return text }
         return "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m"
     }
 }
 
-extension String {
-    /// Pads to `width` characters, on the left (numbers) or on the right (names).
-    func padded(_ width: Int, right: Bool = false) -> String {
-        let missing = max(0, width - count)
-        return right ? self + String(repeating: " ", count: missing) : String(repeating: " ", count: missing) + self
-    }
-}
-
 /// Prints rows as columns separated by two spaces, the first row as a header.
-func printTable(_ rows: [[String]], terminal: Terminal) {
+package func printTable(_ rows: [[String]], terminal: Terminal) {
     guard let header = rows.first else { return }
     let widths = header.indices.map { c in rows.map { c < $0.count ? $0[c].count : 0 }.max() ?? 0 }
     for (r, row) in rows.enumerated() {
@@ -65,19 +55,3 @@ func printTable(_ rows: [[String]], terminal: Terminal) {
         print(r == 0 ? terminal.paint(line, .bold) : line)
     }
 }
-
-/// JSON for people and scripts, in the one style Crosspoint writes (`JSONValue.text`, as the
-/// node's state file): keys sorted, every list of plain values (a matrix row, a list of
-/// channel names) on one line.
-enum JSONText {
-    static func encode(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let compact = String(decoding: try encoder.encode(value), as: UTF8.self)
-        guard let json = JSONValue(parsing: compact) else { throw CommandError.invalid("internal error: unreadable JSON") }
-        return json.text
-    }
-}
-
-/// A gain as a decimal that reads back as the same Float (`0.3`, not `0.30000001192092896`).
-func decimal(_ value: Float) -> Double { Preset.decimal(value) }
