@@ -10,12 +10,7 @@ import Foundation
 
 private let presetFormat = """
 A preset is JSON with the keys of the module arguments and the parameter table:
-  format "crosspoint-preset", version 1, inputs, outputs,
-  input.position, output.position (channel names), gain.master, mute.master,
-  gain.in, mute.in (one per input), gain.out, mute.out (one per output),
-  matrix (one row per input, one linear gain per output), ramp.ms.
-Gains are linear. format, version, inputs, outputs and matrix are required; \
-a missing gain is 1, a missing mute false. `save` and `show --json` also write what \
+\(Preset.keysInWords) `save` and `show --json` also write what \
 describes the node (id, name, description, input.ports, output.ports, input.links, \
 output.links); `load` reads them and leaves them be. Any other key is refused.
 """
@@ -67,28 +62,6 @@ struct NodeDocument: Encodable {
         try c.encode(sinks, forKey: .sinks)
         try c.encode(deviceStreams, forKey: .deviceStreams)
         try c.encode(deviceStatus, forKey: .deviceStatus)
-    }
-}
-
-/// Any JSON value, to look at a file's keys before decoding it.
-enum AnyJSON: Decodable {
-    case value
-    init(from decoder: any Decoder) throws {
-        if let c = try? decoder.container(keyedBy: AnyKey.self) {
-            for key in c.allKeys { _ = try c.decode(AnyJSON.self, forKey: key) }
-        } else if var c = try? decoder.unkeyedContainer() {
-            while !c.isAtEnd { _ = try c.decode(AnyJSON.self) }
-        } else {
-            _ = try decoder.singleValueContainer()
-        }
-        self = .value
-    }
-
-    struct AnyKey: CodingKey {
-        let stringValue: String
-        let intValue: Int? = nil
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
     }
 }
 
@@ -187,21 +160,12 @@ struct LoadCommand: ParsableCommand {
         }
     }
 
-    /// Checks a preset's lists and shape, naming what is wrong.
+    /// Checks a preset's lists and shape, naming what is wrong (a list's length, with the file).
     static func check(_ preset: Preset, source: String) throws {
-        // The lists' lengths, said with their nouns (the core's check says "1 inputs").
-        for (key, count, expected, noun) in [
-            ("input.position", preset.inputChannels.count, preset.inputs, "input"),
-            ("output.position", preset.outputChannels.count, preset.outputs, "output"),
-            ("gain.in", preset.inputGains.count, preset.inputs, "input"), ("mute.in", preset.inputMutes.count, preset.inputs, "input"),
-            ("gain.out", preset.outputGains.count, preset.outputs, "output"),
-            ("mute.out", preset.outputMutes.count, preset.outputs, "output"), ("matrix", preset.matrix.count, preset.inputs, "input"),
-        ] where preset.format == Preset.formatTag && count != expected && Mixer.channelLimit.contains(expected) {
-            throw CommandError.file(source, "\(key) has \(counted(count, "entry").replacing("entrys", with: "entries")) "
-                + "but the preset has \(counted(expected, noun))")
-        }
         do {
             try preset.validateShape()
+        } catch let .shapeMismatch(text) {
+            throw CommandError.file(source, text)
         } catch {
             throw CommandError.from(error, nil)
         }
@@ -209,13 +173,19 @@ struct LoadCommand: ParsableCommand {
 }
 
 enum PresetFile {
-    /// Decodes a preset, naming the key of any error (`matrix[1][0]: expected a number`), and
-    /// refusing keys it does not know (a typo would otherwise be "nothing to change").
+    /// Decodes a preset as Core reads one (`Preset(json:)`), naming the key of any error
+    /// (`matrix[1][0]: must be a number`), and refusing keys it does not know (a typo would
+    /// otherwise be "nothing to change"); the keys that describe the node are left out.
     static func decode(_ text: String, source: String) throws -> Preset {
-        let data = Data(text.utf8)
-        if let object = try? JSONDecoder().decode([String: AnyJSON].self, from: data) {
+        let json: JSONValue
+        do {
+            json = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        } catch {
+            throw CommandError.file(source, "not a Crosspoint preset: not valid JSON")
+        }
+        if case let .object(members) = json {
             let known = NodeDocument.presetKeys.union(NodeDocument.descriptiveKeys)
-            let unknown = object.keys.filter { !known.contains($0) }.sorted()
+            let unknown = members.map(\.0).filter { !known.contains($0) }.sorted()
             if let first = unknown.first {
                 let guess = known.min { distance(first, $0) < distance(first, $1) }.flatMap { distance(first, $0) <= 3 ? $0 : nil }
                 throw CommandError.file(source, "not a Crosspoint preset: unknown key\(unknown.count == 1 ? "" : "s") "
@@ -225,24 +195,10 @@ enum PresetFile {
             }
         }
         do {
-            return try JSONDecoder().decode(Preset.self, from: data)
-        } catch let error as DecodingError {
-            func path(_ context: DecodingError.Context, _ last: (any CodingKey)? = nil) -> String {
-                var text = ""
-                for key in context.codingPath + (last.map { [$0] } ?? []) {
-                    text += key.intValue.map { "[\($0)]" } ?? (text.isEmpty ? key.stringValue : ".\(key.stringValue)")
-                }
-                return text.isEmpty ? "the file" : "'\(text)'"
-            }
-            let reason = switch error {
-            case let .keyNotFound(key, context): "\(path(context, key)) is missing"
-            case let .typeMismatch(type, context): "\(path(context)) is not \(describe(type))"
-            case let .valueNotFound(type, context): "\(path(context)) is null, expected \(describe(type))"
-            case let .dataCorrupted(context):
-                context.codingPath.isEmpty ? "not valid JSON" : "\(path(context)): \(context.debugDescription)"
-            @unknown default: "\(error)"
-            }
-            throw CommandError.file(source, "not a Crosspoint preset: \(reason)")
+            guard case let .object(members) = json else { return try Preset(json: json) }
+            return try Preset(json: .object(members.filter { !NodeDocument.descriptiveKeys.contains($0.0) }))
+        } catch {
+            throw CommandError.file(source, "not a Crosspoint preset: \(error.description.printable)")
         }
     }
 
@@ -262,16 +218,6 @@ enum PresetFile {
             }
         }
         return row[b.count]
-    }
-
-    private static func describe(_ type: Any.Type) -> String {
-        switch type {
-        case is Double.Type, is [Double].Type: "a number"
-        case is Int.Type: "a whole number"
-        case is Bool.Type, is [Bool].Type: "true or false"
-        case is String.Type, is [String].Type: "a string"
-        default: "of the right type (\(type))"
-        }
     }
 }
 
