@@ -1,6 +1,6 @@
 /// The one table of Crosspoint's parameters. PropInfo, Props, parsing, presets and the state
-/// file (Preset.swift), MIDI mappings, the command line's help and the README's parameter
-/// table are all made from `Parameter.families`.
+/// file (Preset.swift), MIDI mappings, the command line's help and completion and the README's
+/// parameter table are all made from `Parameter.families`.
 
 /// A family of keys that share a type, a range and a meaning (`matrix.<in>.<out>`).
 public struct ParameterFamily: Sendable, Equatable {
