@@ -1,6 +1,7 @@
 /// The one table of Crosspoint's parameters. PropInfo, Props, parsing, presets and the state
-/// file (Preset.swift), MIDI mappings, the command line's help and completion and the README's
-/// parameter table are all made from `Parameter.families`.
+/// file (Preset.swift), MIDI mappings, the command line's help, completion and `show`, the
+/// control surface's number fields (`GET /api/params`) and the README's parameter table are
+/// all made from `Parameter.families`.
 
 /// A family of keys that share a type, a range and a meaning (`matrix.<in>.<out>`).
 public struct ParameterFamily: Sendable, Equatable {
@@ -431,6 +432,16 @@ extension Mixer {
 }
 
 extension Parameter {
+    /// The parameter table as JSON, for the control surface (`GET /api/params`): per family its
+    /// key, type, default, range (`min`, `max`), unit (`gain` or `ms`, for a float) and meaning.
+    public static var tableJSON: JSONValue {
+        .array(families.filter { $0.access == .readWrite }.map { f in
+            .object([("key", .string(f.pattern)), ("type", .string(f.type.rawValue)), ("default", .number(f.defaultValue)),
+                     ("min", .number(f.range.lowerBound)), ("max", .number(f.range.upperBound)),
+                     ("unit", f.type != .float ? .null : .string(f.unit == .gain ? "gain" : "ms")), ("meaning", .string(f.summary))])
+        })
+    }
+
     /// The parameter table as Markdown, for the README (`crosspoint params --markdown`).
     public static func markdownTable() -> String {
         var lines = ["| key | type | default | range | meaning |", "|---|---|---|---|---|"]
