@@ -64,7 +64,10 @@ struct NodeStateTests {
         #expect(mixer.outputDelays == [0, 0, 12.345] && mixer.rampMilliseconds == 37.5 && mixer.crosspoint(input: 1, output: 2) == -0.70794576)
         #expect(mixer.midi.texts.count == 2 && mixer.devices.count == 1 && mixer.targets.count == 1)
         #expect(state.links.count == 2 && state.links[0].seen == 1764000000 && state.links[1].seen == nil)
-        let saved = NodeState(configured: state.configured, mixer: mixer.preset, links: state.links)
+        // Saved back: the same bytes, but for the keys of the table added since (written too).
+        var preset = mixer.preset
+        preset.values = preset.values.filter { kind, _ in NodeStateTests.savedBefore.contains("\"\(kind.family.presetKey)\":") }
+        let saved = NodeState(configured: state.configured, mixer: preset, links: state.links)
         #expect(saved.json.text == NodeStateTests.savedBefore)
     }
 
