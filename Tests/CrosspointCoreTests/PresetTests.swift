@@ -234,41 +234,9 @@ struct PresetTableTests {
         }
     }
 
-    /// A preset as the version before the table drove presets wrote it (its `Preset.json`, run
-    /// on a mixer with every key set): 2 inputs and a sink's 2 channels, 3 outputs.
-    static let writtenBefore = """
-        {
-          "format": "crosspoint-preset",
-          "version": 1,
-          "inputs": 4,
-          "outputs": 3,
-          "input.position": ["FL", "FR", "game_FL", "game_FR"],
-          "output.position": ["L", "R", "SUB"],
-          "gain.master": 0.8,
-          "mute.master": true,
-          "gain.in": [0.3, -0.1, 1, 1],
-          "mute.in": [false, true, false, false],
-          "gain.out": [1, 1, 0.5011872],
-          "mute.out": [true, false, false],
-          "delay.out": [0, 0, 12.345],
-          "matrix": [
-            [1, 0.3, 0],
-            [0, 1, -0.70794576],
-            [0, 0, 0],
-            [0, 0, 0]
-          ],
-          "ramp.ms": 37.5,
-          "midi": true,
-          "midi.map": ["cc 1 7 gain.in.0", "note 1 60 mute.out.L momentary"],
-          "devices": ["sink game position=FL,FR channels=game_FL,game_FR description=Game"],
-          "targets": ["default outputs=L,R"]
-        }
-
-        """
-
     @Test("A preset written before loads as it was, and is written back byte for byte")
     func earlierFilesLoad() throws {
-        let preset = try JSONDecoder().decode(Preset.self, from: Data(PresetTableTests.writtenBefore.utf8))
+        let preset = try JSONDecoder().decode(Preset.self, from: Data(EarlierFiles.preset.utf8))
         let mixer = try Mixer(preset: preset)
         #expect(mixer.inputChannels == ["FL", "FR", "game_FL", "game_FR"] && mixer.outputChannels == ["L", "R", "SUB"])
         #expect(mixer.masterGain == 0.8 && mixer.masterMute)
@@ -282,8 +250,8 @@ struct PresetTableTests {
         #expect(mixer.targets.map(\.text) == ["default outputs=L,R"])
         // Written back: the same bytes, but for the keys of the table added since (written too).
         var written = mixer.preset
-        written.values = written.values.filter { kind, _ in PresetTableTests.writtenBefore.contains("\"\(kind.family.presetKey)\":") }
-        #expect(written.json.text == PresetTableTests.writtenBefore)
+        written.values = written.values.filter { kind, _ in EarlierFiles.preset.contains("\"\(kind.family.presetKey)\":") }
+        #expect(written.json.text == EarlierFiles.preset)
     }
 }
 

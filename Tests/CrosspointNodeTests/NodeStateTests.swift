@@ -4,6 +4,7 @@
 
 import CrosspointCore
 import CrosspointNode
+import CrosspointTestSupport
 import Testing
 
 @Suite("State file format")
@@ -12,50 +13,9 @@ struct NodeStateTests {
     static let configured = try! Mixer(inputs: 4, outputs: 3, inputChannels: ["FL", "FR", "game_FL", "game_FR"],
                                        outputChannels: ["L", "R", "SUB"])
 
-    /// A state as the version before the table drove presets saved it (`NodeState.json.text`,
-    /// its mixer's every key set).
-    static let savedBefore = """
-        {
-          "format": "crosspoint-state",
-          "version": 1,
-          "configured": "4x3 [FL FR game_FL game_FR] [L R SUB]",
-          "mixer": {
-            "format": "crosspoint-preset",
-            "version": 1,
-            "inputs": 4,
-            "outputs": 3,
-            "input.position": ["FL", "FR", "game_FL", "game_FR"],
-            "output.position": ["L", "R", "SUB"],
-            "gain.master": 0.8,
-            "mute.master": true,
-            "gain.in": [0.3, -0.1, 1, 1],
-            "mute.in": [false, true, false, false],
-            "gain.out": [1, 1, 0.5011872],
-            "mute.out": [true, false, false],
-            "delay.out": [0, 0, 12.345],
-            "matrix": [
-              [1, 0.3, 0],
-              [0, 1, -0.70794576],
-              [0, 0, 0],
-              [0, 0, 0]
-            ],
-            "ramp.ms": 37.5,
-            "midi": true,
-            "midi.map": ["cc 1 7 gain.in.0", "note 1 60 mute.out.L momentary"],
-            "devices": ["sink game position=FL,FR channels=game_FL,game_FR description=Game"],
-            "targets": ["default outputs=L,R"]
-          },
-          "links": [
-            {"port": "out_L", "peer.node": "alsa_output.usb-1.analog", "peer.port": "playback_FL", "seen": 1764000000},
-            {"port": "in_FL", "peer.node": "player", "peer.port": "output_FL"}
-          ]
-        }
-
-        """
-
     @Test("A state saved before loads as it was, and the node saves it back byte for byte")
     func earlierStatesLoad() throws {
-        guard case let .success(state) = StateStore.decode(Array(NodeStateTests.savedBefore.utf8), configured: NodeStateTests.configured) else {
+        guard case let .success(state) = StateStore.decode(Array(EarlierFiles.state.utf8), configured: NodeStateTests.configured) else {
             Issue.record("the state does not load")
             return
         }
@@ -66,9 +26,9 @@ struct NodeStateTests {
         #expect(state.links.count == 2 && state.links[0].seen == 1764000000 && state.links[1].seen == nil)
         // Saved back: the same bytes, but for the keys of the table added since (written too).
         var preset = mixer.preset
-        preset.values = preset.values.filter { kind, _ in NodeStateTests.savedBefore.contains("\"\(kind.family.presetKey)\":") }
+        preset.values = preset.values.filter { kind, _ in EarlierFiles.state.contains("\"\(kind.family.presetKey)\":") }
         let saved = NodeState(configured: state.configured, mixer: preset, links: state.links)
-        #expect(saved.json.text == NodeStateTests.savedBefore)
+        #expect(saved.json.text == EarlierFiles.state)
     }
 
     @Test("A state of a mixer with every key of the table set loads back as itself")
