@@ -34,8 +34,9 @@
 /// `gain.master`, false when absent.
 ///
 /// One path reads and writes it, made from the table: `json` and `init(json:)` (the node's
-/// state file: plain Swift, no Foundation), and `Codable` through them (`crosspoint save`,
-/// `load`, `show --json`). A key added to the table is carried without a change here.
+/// state file: plain Swift, no Foundation; `crosspoint load`, after Foundation's strict
+/// decoder), and `Codable` through them (`crosspoint save`, `show --json`). A key added to
+/// the table is carried without a change here.
 /// Applying a preset checks every value with the mixer's own setters (`Mixer.set`), so an
 /// error names the parameter key (`gain.in.1: 12.0 is outside -10.0...10.0`) and changes nothing.
 public struct Preset: Equatable, Sendable {
@@ -212,8 +213,9 @@ extension Mixer {
         try apply(preset)
     }
 
-    /// Sets everything the preset holds, key by key through `set(_:to:)` in table order; a
-    /// key it leaves out is set to its default, or left as it is (`ParameterFamily.carried`).
+    /// Sets everything the preset holds, key by key through `set(_:to:)` in the order a preset
+    /// writes them; a key it leaves out is set to its default, or left as it is
+    /// (`ParameterFamily.carried`).
     /// The preset must have this mixer's shape; channel names are not changed (see
     /// `Preset.channelNameDifferences`). Changes nothing when it throws.
     public mutating func apply(_ preset: Preset) throws(CrosspointError) {
