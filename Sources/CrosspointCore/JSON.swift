@@ -130,6 +130,56 @@ public indirect enum JSONValue: Equatable, Sendable {
     }
 }
 
+// MARK: Codable: JSON through Swift's coders (Foundation's JSONEncoder and JSONDecoder, in the command line)
+
+extension JSONValue: Codable {
+    private struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Any JSON value; an object's members in the order the decoder lists them.
+    public init(from decoder: any Decoder) throws {
+        if let object = try? decoder.container(keyedBy: Key.self) {
+            self = .object(try object.allKeys.map { ($0.stringValue, try object.decode(JSONValue.self, forKey: $0)) })
+        } else if var array = try? decoder.unkeyedContainer() {
+            var items: [JSONValue] = []
+            while !array.isAtEnd { items.append(try array.decode(JSONValue.self)) }
+            self = .array(items)
+        } else {
+            let single = try decoder.singleValueContainer()
+            if single.decodeNil() { self = .null }
+            else if let b = try? single.decode(Bool.self) { self = .bool(b) }
+            else if let n = try? single.decode(Double.self) { self = .number(n) }
+            else { self = .string(try single.decode(String.self)) }
+        }
+    }
+
+    /// Whole numbers as integers and NaN and infinities as null, as `text` writes them.
+    public func encode(to encoder: any Encoder) throws {
+        switch self {
+        case let .object(pairs):
+            var c = encoder.container(keyedBy: Key.self)
+            for (key, value) in pairs { try c.encode(value, forKey: Key(stringValue: key)) }
+        case let .array(items):
+            var c = encoder.unkeyedContainer()
+            for item in items { try c.encode(item) }
+        default:
+            var c = encoder.singleValueContainer()
+            switch self {
+            case let .bool(b): try c.encode(b)
+            case let .number(n) where !n.isFinite: try c.encodeNil()
+            case let .number(n):
+                if let whole = Int(exactly: n), whole.magnitude < 1 << 53 { try c.encode(whole) } else { try c.encode(n) }
+            case let .string(s): try c.encode(s)
+            default: try c.encodeNil()
+            }
+        }
+    }
+}
+
 // MARK: Reading values out of JSON, each error naming the key
 
 extension JSONValue {

@@ -28,7 +28,7 @@ public struct MIDILearn: Equatable, Sendable {
     /// half moved with it) or a pitch bend.
     public static func mapping(from records: [MIDIRecord], for key: String) -> MIDIMapping? {
         guard let kind = ParameterKind(key: key) else { return nil }
-        let onOff = kind == .inputMute || kind == .outputMute
+        let onOff = kind.family.type == .bool
         for record in records {
             let control: MIDIControl
             switch record.message {

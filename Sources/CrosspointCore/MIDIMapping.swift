@@ -91,13 +91,14 @@ public enum FaderLaw {
 
 /// One mapping: a control, the key it moves, and how.
 public struct MIDIMapping: Hashable, Sendable {
-    /// How a control's position becomes the key's value: from the key's kind.
+    /// How a control's position becomes the key's value: from the key's type and unit in the
+    /// parameter table.
     public enum Law: Hashable, Sendable {
         /// Gains (master, inputs, outputs, cross-points): `FaderLaw`.
         case fader
-        /// A number over its range, evenly (`ramp.ms`).
+        /// A number over its range, evenly (milliseconds: `ramp.ms`, `delay.out`).
         case linear(ClosedRange<Double>)
-        /// A mute: on and off.
+        /// A bool (a mute): on and off.
         case onOff
     }
 
@@ -120,29 +121,20 @@ public struct MIDIMapping: Hashable, Sendable {
     /// default for continuous keys; on/off keys have no pickup).
     public let pickup: Bool
 
-    public var law: Law {
-        switch kind {
-        case .inputMute, .outputMute: .onOff
-        case .ramp: .linear(Mixer.rampRange)
-        case .outputDelay: .linear(Mixer.delayRange)
-        default: .fader
-        }
-    }
+    /// From the table: a bool is on or off, a gain follows `FaderLaw`, a time its range.
+    public let law: Law
 
-    /// Checks the pair: a key MIDI can move, a control that suits it, options that apply.
+    /// Checks the pair: a key MIDI can move (the table's `midiMappable`), a control that suits
+    /// it, options that apply.
     public init(control: MIDIControl, key: String, switchMode: Switch? = nil, pickup: Bool? = nil) throws(CrosspointError) {
         guard let kind = ParameterKind(key: key) else { throw .unknownKey(key) }
-        switch kind {
-        case .masterGain, .inputGain, .outputGain, .crosspoint, .ramp, .outputDelay:
-            if case .note = control {
-                throw .invalidValue(key: key, reason: "a note can switch a mute, not move \(key): map a fader or a knob (cc, cc14, bend)")
-            }
-            if let switchMode {
-                throw .invalidValue(key: key, reason: "\(switchMode.rawValue) is for mutes; \(key) follows its control continuously")
-            }
-            self.switchMode = nil
-            self.pickup = pickup ?? true
-        case .inputMute, .outputMute:
+        let family = kind.family
+        guard family.midiMappable else {
+            let movable = ParameterKind.allCases.map(\.family).filter(\.midiMappable).map(\.pattern)
+            throw .invalidValue(key: key, reason: "MIDI moves \(movable.dropLast().joined(separator: ", ")) and \(movable.last ?? ""); "
+                + "\(key) is set by a command")
+        }
+        if family.type == .bool {
             if case .pitchBend = control {
                 throw .invalidValue(key: key, reason: "a pitch bend cannot switch \(key): map a note or a button's cc")
             }
@@ -151,8 +143,17 @@ public struct MIDIMapping: Hashable, Sendable {
             }
             self.switchMode = switchMode ?? .toggle
             self.pickup = false
-        case .channelMap, .inputCount, .outputCount, .inputPositions, .outputPositions, .midiPorts, .midiMap, .midiLearn, .devices, .targets, .levelsWatch:
-            throw .invalidValue(key: key, reason: "MIDI moves gains, cross-points, mutes and ramp.ms; \(key) is set by a command")
+            law = .onOff
+        } else {
+            if case .note = control {
+                throw .invalidValue(key: key, reason: "a note can switch a mute, not move \(key): map a fader or a knob (cc, cc14, bend)")
+            }
+            if let switchMode {
+                throw .invalidValue(key: key, reason: "\(switchMode.rawValue) is for mutes; \(key) follows its control continuously")
+            }
+            self.switchMode = nil
+            self.pickup = pickup ?? true
+            law = family.unit == .gain ? .fader : .linear(family.range)
         }
         self.control = control
         self.key = key

@@ -1,5 +1,7 @@
-/// The one table of Crosspoint's parameters. PropInfo, Props, parsing, the command line's
-/// help and the README's parameter table are all made from `Parameter.families`.
+/// The one table of Crosspoint's parameters. PropInfo, Props, parsing, presets and the state
+/// file (Preset.swift), MIDI mappings, the command line's help, completion and `show`, the
+/// control surface's number fields (`GET /api/params`) and the README's parameter table are
+/// all made from `Parameter.families`.
 
 /// A family of keys that share a type, a range and a meaning (`matrix.<in>.<out>`).
 public struct ParameterFamily: Sendable, Equatable {
@@ -28,8 +30,37 @@ public struct ParameterFamily: Sendable, Equatable {
     public enum Unit: Sendable { case gain, milliseconds }
     public let unit: Unit
 
+    /// How presets and the state file carry the key (Preset.swift), under its pattern without
+    /// the placeholders: `gain.in` (one value per input), `matrix` (a row per input, a value
+    /// per output), `ramp.ms`.
+    public enum Carried: Sendable, Equatable {
+        /// Not carried: a request (a write-only key), or what another key carries
+        /// (`channel-map`: the matrix).
+        case no
+        /// The preset's shape (`inputs`, `outputs`, the channel names): a mixer is made of it,
+        /// it is never applied to one.
+        case shape
+        /// Always written; a preset without it is refused.
+        case required
+        /// Always written; absent, the default.
+        case always
+        /// Written when it is not at its default; absent, the default (`delay.out`).
+        case whenSet
+        /// Written, with every key of its group, when one of them is not at its default; absent,
+        /// left as the node has it (`midi` and `midi.map`: a preset saved without MIDI control
+        /// leaves the node's be).
+        case leftAlone(group: String)
+    }
+    public let carried: Carried
+
+    /// Whether a MIDI control can move the key (MIDIMapping): a float follows a fader (a gain)
+    /// or a knob over its range (milliseconds), a bool a button; false for what is set by a
+    /// command (`midi`).
+    public let midiMappable: Bool
+
     init(pattern: String, type: ValueType, defaultValue: Double, range: ClosedRange<Double>, summary: String,
-         unit: Unit = .gain, access: Access = .readWrite, rangeNote: String? = nil, defaultNote: String? = nil) {
+         unit: Unit = .gain, access: Access = .readWrite, carried: Carried? = nil, midiMappable: Bool? = nil,
+         rangeNote: String? = nil, defaultNote: String? = nil) {
         self.pattern = pattern
         self.unit = unit
         self.type = type
@@ -37,6 +68,8 @@ public struct ParameterFamily: Sendable, Equatable {
         self.range = range
         self.summary = summary
         self.access = access
+        self.carried = carried ?? (access == .writeOnly ? .no : .always)
+        self.midiMappable = midiMappable ?? (access == .readWrite && (type == .float || type == .bool))
         self.rangeNote = rangeNote
         self.defaultNote = defaultNote
     }
@@ -44,7 +77,8 @@ public struct ParameterFamily: Sendable, Equatable {
 
 /// Every kind of key, in the order PropInfo lists them. Each builds its row of the table
 /// here and nowhere else: adding a parameter is a case and its row, plus its behaviour
-/// (`Mixer.value(of:)` and `Mixer.set(_:to:)`).
+/// (`Mixer.value(of:)` and `Mixer.set(_:to:)`, and the mixer's own state and setter);
+/// ARCHITECTURE.md, "Adding a key".
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute, outputDelay
     case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, targets, levelsWatch
@@ -62,7 +96,7 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
                   summary: "Gain (linear) of one output, after the matrix")
         case .crosspoint:
             .init(pattern: "matrix.<in>.<out>", type: .float, defaultValue: 0, range: Mixer.gainRange,
-                  summary: "Cross-point gain (linear) from an input to an output; negative flips polarity")
+                  summary: "Cross-point gain (linear) from an input to an output; negative flips polarity", carried: .required)
         case .inputMute:
             .init(pattern: "mute.in.<in>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one input")
         case .outputMute:
@@ -70,32 +104,34 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
         case .outputDelay:
             .init(pattern: "delay.out.<out>", type: .float, defaultValue: 0, range: Mixer.delayRange,
                   summary: "Delay of one output in milliseconds, to line up devices of different latency; a change cross-fades over ramp.ms",
-                  unit: .milliseconds)
+                  unit: .milliseconds, carried: .whenSet)
         case .channelMap:
             .init(pattern: "channel-map", type: .intArray, defaultValue: 0, range: -1...255,
-                  summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix",
+                  summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix", carried: .no,
                   rangeNote: "-1 or an input index, per output")
         case .ramp:
             .init(pattern: "ramp.ms", type: .float, defaultValue: Mixer.defaultRampMilliseconds, range: Mixer.rampRange,
                   summary: "Time every gain change glides over, in milliseconds (0 = jump)", unit: .milliseconds)
         case .inputCount:
             .init(pattern: "inputs", type: .int, defaultValue: 2, range: 1...256,
-                  summary: "Number of input ports; changed live, surviving ports keep their links and gains")
+                  summary: "Number of input ports; changed live, surviving ports keep their links and gains", carried: .shape)
         case .outputCount:
             .init(pattern: "outputs", type: .int, defaultValue: 2, range: 1...256,
-                  summary: "Number of output ports; a removed port fades out before it goes")
+                  summary: "Number of output ports; a removed port fades out before it goes", carried: .shape)
         case .inputPositions:
             .init(pattern: "input.position", type: .names, defaultValue: 0, range: 1...256,
-                  summary: "Channel names of the inputs (their ports are in_<name>); sets the count too")
+                  summary: "Channel names of the inputs (their ports are in_<name>); sets the count too", carried: .shape)
         case .outputPositions:
             .init(pattern: "output.position", type: .names, defaultValue: 0, range: 1...256,
-                  summary: "Channel names of the outputs (their ports are out_<name>); sets the count too")
+                  summary: "Channel names of the outputs (their ports are out_<name>); sets the count too", carried: .shape)
         case .midiPorts:
             .init(pattern: "midi", type: .bool, defaultValue: 0, range: 0...1,
-                  summary: "MIDI control: a midi_in port for controllers and a midi_out port for their feedback; switched live")
+                  summary: "MIDI control: a midi_in port for controllers and a midi_out port for their feedback; switched live",
+                  carried: .leftAlone(group: "midi"), midiMappable: false)
         case .midiMap:
             .init(pattern: "midi.map", type: .names, defaultValue: 0, range: 0...Double(MIDISetup.mappingLimit),
                   summary: "MIDI mappings, one string each: CONTROL KEY [toggle or momentary] [nopickup], e.g. \"cc 1 7 gain.in.0\" (README: MIDI control)",
+                  carried: .leftAlone(group: "midi"),
                   rangeNote: "0 to \(MIDISetup.mappingLimit) mappings; CONTROL is cc CH N, cc14 CH N, note CH N or bend CH (channels 1 to 16)",
                   defaultNote: "none")
         case .midiLearn:
@@ -105,11 +141,13 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
         case .devices:
             .init(pattern: VirtualDevice.key, type: .names, defaultValue: 0, range: 0...Double(VirtualDevice.limit),
                   summary: "Virtual devices applications choose, one string each: sink or source, NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT] (README: Crosspoint as your sound output)",
+                  carried: .leftAlone(group: VirtualDevice.key),
                   rangeNote: "0 to \(VirtualDevice.limit) devices; a sink feeds inputs, a source carries outputs (new channels NAME_POSITION when channels= is absent)",
                   defaultNote: "none")
         case .targets:
             .init(pattern: OutputTarget.key, type: .names, defaultValue: 0, range: 0...Double(OutputTarget.limit),
                   summary: "Outputs that follow a device, one string each: DEVICE [outputs=C,C] [offset=N]; DEVICE is a sink's node.name or default (README: Crosspoint as your sound output)",
+                  carried: .leftAlone(group: OutputTarget.key),
                   rangeNote: "0 to \(OutputTarget.limit) groups; each output in one group at most; by position, or from channel N with offset=N",
                   defaultNote: "none")
         case .levelsWatch:
@@ -136,10 +174,33 @@ extension ParameterKind {
 // _StringProcessing, which would link it and _RegexParser (about 1 MB) into the module.
 extension ParameterFamily {
     /// The pattern with its placeholders filled: `matrix.<in>.<out>` -> `matrix.0.1`.
-    func key(input: Int, output: Int) -> String {
+    func key(input: Int, output: Int) -> String { key(input: String(input), output: String(output)) }
+
+    /// The pattern with its placeholders filled by the words given: `matrix.FL.MONO`.
+    func key(input: String, output: String) -> String {
         pattern.split(separator: ".", omittingEmptySubsequences: false).map { part in
-            part == "<in>" ? String(input) : part == "<out>" ? String(output) : String(part)
+            part == "<in>" ? input : part == "<out>" ? output : String(part)
         }.joined(separator: ".")
+    }
+
+    /// The pattern's placeholders in order (`<in>`, `<out>`): the shape of its values in a
+    /// preset, a list per placeholder (`matrix`: a row per input, a value per output).
+    var placeholders: [Substring] { pattern.split(separator: ".").filter { $0.hasPrefix("<") } }
+
+    /// The key presets and the state file give the family: its pattern without the placeholders
+    /// (`gain.in.<in>` -> `gain.in`, `matrix.<in>.<out>` -> `matrix`).
+    public var presetKey: String {
+        pattern.split(separator: ".", omittingEmptySubsequences: false).filter { !$0.hasPrefix("<") }.joined(separator: ".")
+    }
+
+    /// The default as a value: a number, true or false, an empty list.
+    public var defaultParameterValue: ParameterValue {
+        switch type {
+        case .float, .int: .number(defaultValue)
+        case .bool: .bool(defaultValue != 0)
+        case .names: .names([])
+        case .intArray: .ints([])
+        }
     }
 
     /// The pattern's components if `parts` (a key split on ".") has its shape: the same
@@ -152,9 +213,9 @@ extension ParameterFamily {
     }
 
     /// Whether the pattern has an input index (`<in>`).
-    var hasInput: Bool { pattern.split(separator: ".").contains("<in>") }
+    public var hasInput: Bool { pattern.split(separator: ".").contains("<in>") }
     /// Whether the pattern has an output index (`<out>`).
-    var hasOutput: Bool { pattern.split(separator: ".").contains("<out>") }
+    public var hasOutput: Bool { pattern.split(separator: ".").contains("<out>") }
 }
 
 /// A value as it arrives from PipeWire (an Int, Float, Double or Bool pod) or the command line.
@@ -184,10 +245,16 @@ public struct Parameter: Hashable, Sendable {
     public let output: Int
 
     public init(_ kind: ParameterKind, input: Int = 0, output: Int = 0) {
-        self.kind = kind
         let family = kind.family
-        self.input = family.hasInput ? input : 0
-        self.output = family.hasOutput ? output : 0
+        self.init(kind, family.hasInput ? input : 0, family.hasOutput ? output : 0)
+    }
+
+    /// For indices already 0 where the pattern has no placeholder (a walk over a family's
+    /// values: a 256 x 256 matrix is 65536 keys, and a family is built per `kind.family`).
+    init(_ kind: ParameterKind, _ input: Int, _ output: Int) {
+        self.kind = kind
+        self.input = input
+        self.output = output
     }
 
     public static let masterGain = Parameter(.masterGain)
@@ -216,6 +283,12 @@ public struct Parameter: Hashable, Sendable {
     /// The canonical key, with indices: `matrix.0.1`.
     public var key: String { kind.family.key(input: input, output: output) }
 
+    /// The key with the channel names of `mixer` for its indices (`matrix.FL.MONO`), as
+    /// completion offers it.
+    public func name(in mixer: Mixer) -> String {
+        kind.family.key(input: mixer.inputChannels[input], output: mixer.outputChannels[output])
+    }
+
     /// Parses a key by the patterns of the table; indices may be numbers or the channel
     /// names of `mixer` (`matrix.FL.MONO`, `gain.out.AUX3`).
     public init(key: String, in mixer: Mixer) throws(CrosspointError) {
@@ -239,12 +312,15 @@ public struct Parameter: Hashable, Sendable {
 
     /// Every concrete key of a mixer, in table order.
     public static func all(for mixer: Mixer) -> [Parameter] {
+        ParameterKind.allCases.flatMap { all(of: $0, for: mixer) }
+    }
+
+    /// Every concrete key of one kind on `mixer`.
+    public static func all(of kind: ParameterKind, for mixer: Mixer) -> [Parameter] {
+        let family = kind.family
         var keys: [Parameter] = []
-        for kind in ParameterKind.allCases {
-            let family = kind.family
-            let inputs = family.hasInput ? 0..<mixer.inputs : 0..<1
-            let outputs = family.hasOutput ? 0..<mixer.outputs : 0..<1
-            for i in inputs { for j in outputs { keys.append(Parameter(kind, input: i, output: j)) } }
+        for i in family.hasInput ? 0..<mixer.inputs : 0..<1 {
+            for j in family.hasOutput ? 0..<mixer.outputs : 0..<1 { keys.append(Parameter(kind, i, j)) }
         }
         return keys
     }
@@ -292,7 +368,7 @@ extension Mixer {
     /// Sets a key from a value as PipeWire delivers it. Numbers are accepted for gains, bools
     /// and the numbers 0 and 1 for mutes, an integer list for the channel map.
     public mutating func set(_ p: Parameter, to value: ParameterValue) throws(CrosspointError) {
-        let key = p.key
+        var key: String { p.key }  // for errors only: a preset sets every cross-point through here
         switch (p.kind, value) {
         case let (.masterGain, .number(v)): try setMasterGain(v)
         case let (.inputGain, .number(v)): try setInputGain(p.input, v)
@@ -356,6 +432,16 @@ extension Mixer {
 }
 
 extension Parameter {
+    /// The parameter table as JSON, for the control surface (`GET /api/params`): per family its
+    /// key, type, default, range (`min`, `max`), unit (`gain` or `ms`, for a float) and meaning.
+    public static var tableJSON: JSONValue {
+        .array(families.filter { $0.access == .readWrite }.map { f in
+            .object([("key", .string(f.pattern)), ("type", .string(f.type.rawValue)), ("default", .number(f.defaultValue)),
+                     ("min", .number(f.range.lowerBound)), ("max", .number(f.range.upperBound)),
+                     ("unit", f.type != .float ? .null : .string(f.unit == .gain ? "gain" : "ms")), ("meaning", .string(f.summary))])
+        })
+    }
+
     /// The parameter table as Markdown, for the README (`crosspoint params --markdown`).
     public static func markdownTable() -> String {
         var lines = ["| key | type | default | range | meaning |", "|---|---|---|---|---|"]

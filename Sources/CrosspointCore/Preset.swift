@@ -1,7 +1,8 @@
 /// Everything a user sets on a mixer, as a file: `crosspoint save` writes one, `crosspoint
-/// load` applies one, and a node can keep its state in the same form.
+/// load` applies one, and a node keeps its state in the same form (the state file's `mixer`).
 ///
-/// The JSON keys are the module arguments' and the parameter table's:
+/// The JSON keys are the parameter table's, each family under its pattern without the
+/// placeholders (`ParameterFamily.presetKey`), as the table's `carried` says:
 ///
 ///     {
 ///       "format": "crosspoint-preset",
@@ -20,57 +21,56 @@
 ///       "ramp.ms": 10
 ///     }
 ///
-/// Gains are linear (negative flips polarity), `matrix` has one row per input and one gain
-/// per output in each row. `format`, `version`, `inputs`, `outputs` and `matrix` are
-/// required; a missing `input.position`/`output.position` means the default channel names,
-/// missing gains 1, missing mutes false, a missing `ramp.ms` the default ramp.
-/// `midi` and `midi.map` (MIDI control, MIDISetup.swift) are written only when MIDI control is
-/// set up; a preset without them leaves the node's MIDI control as it is. `devices` (virtual
-/// devices, VirtualDevices.swift) likewise: written only when there are some, absent leaves them.
-/// `delay.out` (one delay in milliseconds per output) is written only when an output is
-/// delayed; absent means no delay.
-/// Applying a preset checks every value with the mixer's own setters, so an error names the
-/// parameter key (`gain.in.1: 12.0 is outside -10.0...10.0`) and changes nothing.
-public struct Preset: Codable, Equatable, Sendable {
+/// A key with an input index is a list of one value per input (`gain.in`), with an output
+/// index one per output (`gain.out`, `delay.out`), with both a row per input of one value per
+/// output (`matrix`); each value typed as the table types it. Gains are linear (negative flips
+/// polarity), written as the shortest decimal of their Float. `format`, `version`, `inputs`,
+/// `outputs` and `matrix` are required; a missing `input.position`/`output.position` means the
+/// default channel names, any other missing key its default (gains 1, mutes false, the default
+/// ramp, no delay), except those a preset writes only when they are set and leaves alone when
+/// they are absent (`midi` and `midi.map`, `devices`, `targets`: a preset saved without them
+/// does not undo them). `delay.out` is written only when an output is delayed. `mute.master`
+/// is the master mute, PipeWire's own `mute` (no key of the table): written after
+/// `gain.master`, false when absent.
+///
+/// One path reads and writes it, made from the table: `json` and `init(json:)` (the node's
+/// state file: plain Swift, no Foundation; `crosspoint load`, after Foundation's strict
+/// decoder), and `Codable` through them (`crosspoint save`, `show --json`). A key added to
+/// the table is carried without a change here.
+/// Applying a preset checks every value with the mixer's own setters (`Mixer.set`), so an
+/// error names the parameter key (`gain.in.1: 12.0 is outside -10.0...10.0`) and changes nothing.
+public struct Preset: Equatable, Sendable {
     public static let formatTag = "crosspoint-preset"
     public static let currentVersion = 1
+    /// The master mute: PipeWire's standard `mute`, not a key of the parameter table.
+    public static let masterMuteKey = "mute.master"
 
     public var format: String
     public var version: Int
+    /// The shape (the table's `inputs`, `outputs`, `input.position`, `output.position`).
     public var inputs: Int
     public var outputs: Int
     public var inputChannels: [String]
     public var outputChannels: [String]
-    public var masterGain: Double
     public var masterMute: Bool
-    public var inputGains: [Double]
-    public var inputMutes: [Bool]
-    public var outputGains: [Double]
-    public var outputMutes: [Bool]
-    /// Delays of the outputs in milliseconds (`delay.out`): nil is none.
-    public var outputDelays: [Double]?
-    /// One row per input, one gain per output.
-    public var matrix: [[Double]]
-    public var rampMilliseconds: Double
-    /// MIDI control (`midi`, `midi.map`): nil leaves it as it is.
-    public var midiPorts: Bool?
-    public var midiMappings: [String]?
-    /// Virtual devices (`devices`): nil leaves them as they are.
-    public var devices: [String]?
-    /// Output groups that follow a device (`targets`): nil leaves them as they are.
-    public var targets: [String]?
+    /// The values of the table's keys, by kind; a kind the preset leaves out is absent.
+    public var values: [ParameterKind: PresetValue]
 
-    enum CodingKeys: String, CodingKey {
-        case format, version, inputs, outputs
-        case inputChannels = "input.position", outputChannels = "output.position"
-        case masterGain = "gain.master", masterMute = "mute.master"
-        case inputGains = "gain.in", inputMutes = "mute.in"
-        case outputGains = "gain.out", outputMutes = "mute.out", outputDelays = "delay.out"
-        case matrix
-        case rampMilliseconds = "ramp.ms"
-        case midiPorts = "midi", midiMappings = "midi.map"
-        case devices, targets
-    }
+    /// The kinds that give a preset its shape, in table order.
+    static let shapeKinds = ParameterKind.allCases.filter { $0.family.carried == .shape }
+    /// The kinds a preset carries, in the order it writes, reads and applies them: the table's,
+    /// with the keys of channels together where the first of them stands, those of the inputs,
+    /// then of the outputs, then the matrix (a file reads input strips, output strips, the
+    /// matrix; as presets always have).
+    static let carriedKinds: [ParameterKind] = {
+        let carried = ParameterKind.allCases.filter { ![.no, .shape].contains($0.family.carried) }
+        let channels = carried.filter { $0.family.hasInput || $0.family.hasOutput }
+        let grouped = channels.filter { !$0.family.hasOutput } + channels.filter { !$0.family.hasInput }
+            + channels.filter { $0.family.hasInput && $0.family.hasOutput }
+        return carried.flatMap { kind in
+            !channels.contains(kind) ? [kind] : kind == channels.first ? grouped : []
+        }
+    }()
 
     /// The state of `mixer`. Gains are written as the shortest decimal that reads back as the
     /// same Float (`0.3`, not `0.30000001192092896`).
@@ -81,52 +81,27 @@ public struct Preset: Codable, Equatable, Sendable {
         outputs = mixer.outputs
         inputChannels = mixer.inputChannels
         outputChannels = mixer.outputChannels
-        masterGain = Preset.decimal(mixer.masterGain)
         masterMute = mixer.masterMute
-        inputGains = mixer.inputGains.map(Preset.decimal)
-        inputMutes = mixer.inputMutes
-        outputGains = mixer.outputGains.map(Preset.decimal)
-        outputMutes = mixer.outputMutes
-        if mixer.hasDelays { outputDelays = mixer.outputDelays }
-        matrix = (0..<mixer.inputs).map { i in
-            (0..<mixer.outputs).map { j in Preset.decimal(mixer.crosspoint(input: i, output: j)) }
+        values = [:]
+        var groups: [(kind: ParameterKind, value: PresetValue, group: String)] = []
+        var groupsSet = Set<String>()
+        for kind in Preset.carriedKinds {
+            let family = kind.family
+            var atDefault = true
+            let value = PresetValue(kind, family, of: mixer, atDefault: &atDefault)
+            switch family.carried {
+            case .whenSet where atDefault: break
+            case let .leftAlone(group):
+                groups.append((kind, value, group))
+                if !atDefault { groupsSet.insert(group) }
+            default: values[kind] = value
+            }
         }
-        rampMilliseconds = mixer.rampMilliseconds
-        if mixer.midi != MIDISetup() {
-            midiPorts = mixer.midi.ports
-            midiMappings = mixer.midi.texts
-        }
-        if !mixer.devices.isEmpty { devices = mixer.devices.map(\.text) }
-        if !mixer.targets.isEmpty { targets = mixer.targets.map(\.text) }
+        for (kind, value, group) in groups where groupsSet.contains(group) { values[kind] = value }
     }
 
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        format = try c.decode(String.self, forKey: .format)
-        version = try c.decode(Int.self, forKey: .version)
-        inputs = try c.decode(Int.self, forKey: .inputs)
-        outputs = try c.decode(Int.self, forKey: .outputs)
-        matrix = try c.decode([[Double]].self, forKey: .matrix)
-        // Defaults for what is left out; a count outside 1...256 is refused by `validateShape`.
-        let limit = Mixer.channelLimit.upperBound
-        let (n, m) = (min(max(inputs, 0), limit), min(max(outputs, 0), limit))
-        inputChannels = try c.decodeIfPresent([String].self, forKey: .inputChannels) ?? Mixer.defaultChannels(count: n)
-        outputChannels = try c.decodeIfPresent([String].self, forKey: .outputChannels) ?? Mixer.defaultChannels(count: m)
-        masterGain = try c.decodeIfPresent(Double.self, forKey: .masterGain) ?? 1
-        masterMute = try c.decodeIfPresent(Bool.self, forKey: .masterMute) ?? false
-        inputGains = try c.decodeIfPresent([Double].self, forKey: .inputGains) ?? Array(repeating: 1, count: n)
-        inputMutes = try c.decodeIfPresent([Bool].self, forKey: .inputMutes) ?? Array(repeating: false, count: n)
-        outputGains = try c.decodeIfPresent([Double].self, forKey: .outputGains) ?? Array(repeating: 1, count: m)
-        outputMutes = try c.decodeIfPresent([Bool].self, forKey: .outputMutes) ?? Array(repeating: false, count: m)
-        outputDelays = try c.decodeIfPresent([Double].self, forKey: .outputDelays)
-        rampMilliseconds = try c.decodeIfPresent(Double.self, forKey: .rampMilliseconds) ?? Mixer.defaultRampMilliseconds
-        midiPorts = try c.decodeIfPresent(Bool.self, forKey: .midiPorts)
-        midiMappings = try c.decodeIfPresent([String].self, forKey: .midiMappings)
-        devices = try c.decodeIfPresent([String].self, forKey: .devices)
-        targets = try c.decodeIfPresent([String].self, forKey: .targets)
-    }
-
-    /// Checks the tag, the version and that every list has the length the preset's shape asks for.
+    /// Checks the tag, the version, that the table's required keys are there and that every
+    /// list has the length the preset's shape asks for.
     public func validateShape() throws(CrosspointError) {
         guard format == Preset.formatTag else {
             throw .invalidValue(key: "format", reason: "is '\(format)'; a Crosspoint preset says '\(Preset.formatTag)'")
@@ -137,15 +112,50 @@ public struct Preset: Codable, Equatable, Sendable {
         }
         guard Mixer.channelLimit.contains(inputs) else { throw .channelCount(what: "inputs", value: inputs) }
         guard Mixer.channelLimit.contains(outputs) else { throw .channelCount(what: "outputs", value: outputs) }
-        for (key, count, expected, what) in [
-            ("input.position", inputChannels.count, inputs, "inputs"), ("output.position", outputChannels.count, outputs, "outputs"),
-            ("gain.in", inputGains.count, inputs, "inputs"), ("mute.in", inputMutes.count, inputs, "inputs"),
-            ("gain.out", outputGains.count, outputs, "outputs"), ("mute.out", outputMutes.count, outputs, "outputs"),
-            ("delay.out", outputDelays?.count ?? outputs, outputs, "outputs"),
-            ("matrix", matrix.count, inputs, "inputs"),
-        ] where count != expected {
-            throw .shapeMismatch("\(key) has \(count) entries but the preset has \(expected) \(what)")
+        for (kind, names, count, noun) in [(ParameterKind.inputPositions, inputChannels, inputs, "input"),
+                                           (.outputPositions, outputChannels, outputs, "output")] where names.count != count {
+            throw .shapeMismatch("\(kind.family.presetKey) has \(Preset.counted(names.count, "entry", "entries")) "
+                + "but the preset has \(Preset.counted(count, noun))")
         }
+        for kind in Preset.carriedKinds {
+            let family = kind.family
+            guard let value = values[kind] else {
+                guard family.carried != .required else {
+                    throw .invalidValue(key: family.presetKey, reason: "is missing from the preset")
+                }
+                continue
+            }
+            try check(value, family.placeholders[...], family.presetKey, rows: [])
+        }
+    }
+
+    /// Checks that `value` is a list of one entry per input or output for each placeholder;
+    /// `rows` are the indices of the lists it is in (`matrix row 1`), for the error.
+    private func check(_ value: PresetValue, _ placeholders: ArraySlice<Substring>, _ key: String, rows: [Int]) throws(CrosspointError) {
+        var what: String { ([key] + rows.map { "row \($0)" }).joined(separator: " ") }
+        guard let placeholder = placeholders.first else {
+            guard case .value = value else { throw .shapeMismatch("\(what) is a list but the preset has one value there") }
+            return
+        }
+        let (count, noun) = placeholder == "<in>" ? (inputs, "input") : (outputs, "output")
+        guard case let .list(items) = value else {
+            throw .shapeMismatch("\(what) is one value but the preset has one per \(noun)")
+        }
+        guard items.count == count else {
+            throw .shapeMismatch("\(what) has \(Preset.counted(items.count, "entry", "entries")) but the preset has \(Preset.counted(count, noun))")
+        }
+        for (k, item) in items.enumerated() {
+            if placeholders.count > 1 {
+                try check(item, placeholders.dropFirst(), key, rows: rows + [k])
+            } else if case .list = item {  // values (checked by the mixer's setters) there, not lists
+                throw .shapeMismatch("\(what) holds a list where the preset has one value")
+            }
+        }
+    }
+
+    /// `1 entry`, `2 entries`; `1 input`, `2 inputs`.
+    static func counted(_ n: Int, _ one: String, _ many: String? = nil) -> String {
+        "\(n) \(n == 1 ? one : many ?? one + "s")"
     }
 
     /// Names the channels whose names differ from `mixer`'s (a preset of the right shape still
@@ -163,6 +173,34 @@ public struct Preset: Codable, Equatable, Sendable {
     public static func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
 }
 
+/// One key's values in a preset: a value, or a list with one entry per input or per output for
+/// each placeholder of its pattern, in order (`matrix.<in>.<out>`: a row per input, a value
+/// per output).
+public indirect enum PresetValue: Equatable, Sendable {
+    case value(ParameterValue)
+    case list([PresetValue])
+
+    /// The values of `kind` (whose family is `family`) on `mixer`; `atDefault` is made false
+    /// when one of them is not the family's default.
+    init(_ kind: ParameterKind, _ family: ParameterFamily, of mixer: Mixer, atDefault: inout Bool) {
+        let placeholders = family.placeholders
+        let defaultValue = family.defaultParameterValue
+        // A gain is a Float in the mixer: its shortest decimal. Other numbers (milliseconds) as they are.
+        let isGain = family.type == .float && family.unit == .gain
+        func values(_ depth: Int, _ input: Int, _ output: Int) -> PresetValue {
+            guard depth < placeholders.count else {
+                var value = mixer.value(of: Parameter(kind, input, output))
+                if isGain, case let .number(v) = value { value = .number(Preset.decimal(Float(v))) }
+                if value != defaultValue { atDefault = false }
+                return .value(value)
+            }
+            return placeholders[depth] == "<in>" ? .list((0..<mixer.inputs).map { values(depth + 1, $0, output) })
+                : .list((0..<mixer.outputs).map { values(depth + 1, input, $0) })
+        }
+        self = values(0, 0, 0)
+    }
+}
+
 extension Mixer {
     /// Everything set on this mixer, as a preset.
     public var preset: Preset { Preset(self) }
@@ -175,8 +213,11 @@ extension Mixer {
         try apply(preset)
     }
 
-    /// Sets everything the preset holds. The preset must have this mixer's shape; channel names
-    /// are not changed (see `Preset.channelNameDifferences`). Changes nothing when it throws.
+    /// Sets everything the preset holds, key by key through `set(_:to:)` in the order a preset
+    /// writes them; a key it leaves out is set to its default, or left as it is
+    /// (`ParameterFamily.carried`).
+    /// The preset must have this mixer's shape; channel names are not changed (see
+    /// `Preset.channelNameDifferences`). Changes nothing when it throws.
     public mutating func apply(_ preset: Preset) throws(CrosspointError) {
         try preset.validateShape()
         guard preset.inputs == inputs, preset.outputs == outputs else {
@@ -184,24 +225,32 @@ extension Mixer {
                 "the preset is for \(preset.inputs) inputs x \(preset.outputs) outputs but the node has \(inputs) x \(outputs)")
         }
         var next = self
-        try next.setMasterGain(preset.masterGain)
         next.setMasterMute(preset.masterMute)
-        for i in 0..<inputs {
-            try next.setInputGain(i, preset.inputGains[i])
-            try next.setInputMute(i, preset.inputMutes[i])
+        for kind in Preset.carriedKinds {
+            let family = kind.family
+            if let value = preset.values[kind] {
+                try next.set(kind, family.placeholders[...], value, 0, 0)
+            } else if case .leftAlone = family.carried {
+                continue
+            } else {
+                let value = family.defaultParameterValue
+                for p in Parameter.all(of: kind, for: next) { try next.set(p, to: value) }
+            }
         }
-        for j in 0..<outputs {
-            try next.setOutputGain(j, preset.outputGains[j])
-            try next.setOutputMute(j, preset.outputMutes[j])
-            try next.setOutputDelay(j, milliseconds: preset.outputDelays?[j] ?? 0)
-        }
-        try next.setMatrix(rows: preset.matrix)
-        try next.setRamp(milliseconds: preset.rampMilliseconds)
-        if let ports = preset.midiPorts { next.setMIDIPorts(ports) }
-        if let mappings = preset.midiMappings { try next.setMIDIMappings(mappings) }
-        if let devices = preset.devices { try next.setDevices(devices) }
-        if let targets = preset.targets { try next.setTargets(targets) }
         self = next
+    }
+
+    /// Sets a key's values, a list for each placeholder left (checked by `validateShape`).
+    private mutating func set(_ kind: ParameterKind, _ placeholders: ArraySlice<Substring>, _ value: PresetValue,
+                              _ input: Int, _ output: Int) throws(CrosspointError) {
+        switch value {
+        case let .value(v): try set(Parameter(kind, input, output), to: v)
+        case let .list(items):
+            let isInput = placeholders.first == "<in>"
+            for (k, item) in items.enumerated() {
+                try set(kind, placeholders.dropFirst(), item, isInput ? k : input, isInput ? output : k)
+            }
+        }
     }
 }
 
@@ -209,39 +258,70 @@ extension Mixer {
 
 extension Preset {
     /// The keys of a preset, in the order they are written.
-    public static let keys = [
-        "format", "version", "inputs", "outputs", "input.position", "output.position", "gain.master", "mute.master",
-        "gain.in", "mute.in", "gain.out", "mute.out", "delay.out", "matrix", "ramp.ms", "midi", "midi.map",
-        "devices", "targets",
-    ]
+    public static let keys = ["format", "version"] + shapeKinds.map(\.family.presetKey)
+        + carriedKinds.flatMap { $0 == .masterGain ? [$0.family.presetKey, masterMuteKey] : [$0.family.presetKey] }
+
+    /// The keys in words, for the command line's help: each in the order a preset writes it,
+    /// what the keys of channels hold, which are required, what a missing one means. Lines of
+    /// at most 78 characters, the list indented.
+    public static var keysInWords: String {
+        func holds(_ kind: ParameterKind) -> String? {
+            switch (kind.family.hasInput, kind.family.hasOutput) {
+            case (true, true): "a row per input, one value per output"
+            case (true, false): "one per input"
+            case (false, true): "one per output"
+            case (false, false): nil
+            }
+        }
+        var words = ["format \"\(formatTag)\"", "version \(currentVersion)"] + shapeKinds.map(\.family.presetKey)
+        words[words.count - 1] += " (channel names)"
+        for (n, kind) in carriedKinds.enumerated() {
+            words.append(kind.family.presetKey)
+            if kind == .masterGain { words.append(masterMuteKey) }
+            if let what = holds(kind), n + 1 == carriedKinds.count || holds(carriedKinds[n + 1]) != what {
+                words[words.count - 1] += " (\(what))"
+            }
+        }
+        var lines: [String] = []
+        for (n, word) in words.enumerated() {
+            let item = word + (n + 1 == words.count ? "." : ",")
+            if let last = lines.last, last.count + 1 + item.count <= 78 { lines[lines.count - 1] += " " + item } else { lines.append("  " + item) }
+        }
+        let required = ["format", "version"] + shapeKinds.filter { $0.family.type == .int }.map(\.family.presetKey)
+            + carriedKinds.filter { $0.family.carried == .required }.map(\.family.presetKey)
+        let leftAlone = carriedKinds.filter { if case .leftAlone = $0.family.carried { true } else { false } }.map(\.family.presetKey)
+        return lines.joined(separator: "\n") + "\nGains are linear. \(list(required, "and")) are required; a missing key is its "
+            + "default (`crosspoint params`), but a missing \(list(leftAlone, "or")) leaves the node's as it is."
+    }
+
+    /// `a, b and c`.
+    static func list(_ words: [String], _ conjunction: String) -> String {
+        words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " \(conjunction) " + words[words.count - 1]
+    }
 
     /// The preset as JSON (the file `crosspoint save` writes, the `mixer` of a state file).
     public var json: JSONValue {
-        var members: [(String, JSONValue)] = [
-            ("format", .string(format)), ("version", .number(Double(version))),
-            ("inputs", .number(Double(inputs))), ("outputs", .number(Double(outputs))),
-            ("input.position", .array(inputChannels.map(JSONValue.string))),
-            ("output.position", .array(outputChannels.map(JSONValue.string))),
-            ("gain.master", .number(masterGain)), ("mute.master", .bool(masterMute)),
-            ("gain.in", .array(inputGains.map(JSONValue.number))), ("mute.in", .array(inputMutes.map(JSONValue.bool))),
-            ("gain.out", .array(outputGains.map(JSONValue.number))), ("mute.out", .array(outputMutes.map(JSONValue.bool))),
-        ]
-        if let outputDelays { members.append(("delay.out", .array(outputDelays.map(JSONValue.number)))) }
-        members += [
-            ("matrix", .array(matrix.map { .array($0.map(JSONValue.number)) })),
-            ("ramp.ms", .number(rampMilliseconds)),
-        ]
-        if let midiPorts { members.append(("midi", .bool(midiPorts))) }
-        if let midiMappings { members.append(("midi.map", .array(midiMappings.map(JSONValue.string)))) }
-        if let devices { members.append(("devices", .array(devices.map(JSONValue.string)))) }
-        if let targets { members.append(("targets", .array(targets.map(JSONValue.string)))) }
+        var members: [(String, JSONValue)] = [("format", .string(format)), ("version", .number(Double(version)))]
+        for kind in Preset.shapeKinds {
+            let value: ParameterValue = switch kind {
+            case .inputCount: .number(Double(inputs))
+            case .outputCount: .number(Double(outputs))
+            case .inputPositions: .names(inputChannels)
+            default: .names(outputChannels)
+            }
+            members.append((kind.family.presetKey, value.json))
+        }
+        for kind in Preset.carriedKinds {
+            if let value = values[kind] { members.append((kind.family.presetKey, value.json)) }
+            if kind == .masterGain { members.append((Preset.masterMuteKey, .bool(masterMute))) }
+        }
         return .object(members)
     }
 
-    /// Reads a preset from JSON: `format`, `version`, `inputs`, `outputs` and `matrix` are
-    /// required, the rest default as the type's documentation says; an unknown key, a value of
-    /// the wrong type or a list longer than a node can have is refused, naming the key. The
-    /// shape is checked by `validateShape` (and so by `Mixer(preset:)`).
+    /// Reads a preset from JSON: `format`, `version`, `inputs`, `outputs` and the table's
+    /// required keys (`matrix`) must be there; an unknown key, a value of the wrong type or a
+    /// list longer than a node can have is refused, naming the key. The shape is checked by
+    /// `validateShape` (and so by `Mixer(preset:)`).
     public init(json: JSONValue, what: String = "preset") throws(CrosspointError) {
         let m = try json.members(of: what, known: Preset.keys)
         func required(_ key: String) throws(CrosspointError) -> JSONValue {
@@ -249,36 +329,83 @@ extension Preset {
             return value
         }
         let limit = Mixer.channelLimit.upperBound
+        let (inputsKey, outputsKey) = (ParameterKind.inputCount.family.presetKey, ParameterKind.outputCount.family.presetKey)
         format = try required("format").string("format")
         version = try required("version").int("version")
-        inputs = try required("inputs").int("inputs")
-        outputs = try required("outputs").int("outputs")
-        matrix = try required("matrix").list("matrix", limit: limit) { row, key throws(CrosspointError) in
-            try row.list(key, limit: limit) { v, k throws(CrosspointError) in try v.double(k) }
+        inputs = try required(inputsKey).int(inputsKey)
+        outputs = try required(outputsKey).int(outputsKey)
+        for kind in Preset.carriedKinds where kind.family.carried == .required { _ = try required(kind.family.presetKey) }
+        // Defaults for what is left out; a count outside 1...256 is refused by `validateShape`.
+        func names(_ kind: ParameterKind, _ count: Int) throws(CrosspointError) -> [String] {
+            let key = kind.family.presetKey
+            return try m[key]?.list(key, limit: limit) { v, k throws(CrosspointError) in try v.string(k) }
+                ?? Mixer.defaultChannels(count: min(max(count, 0), limit))
         }
-        let (n, m2) = (min(max(inputs, 0), limit), min(max(outputs, 0), limit))
-        func names(_ key: String, _ count: Int) throws(CrosspointError) -> [String] {
-            try m[key]?.list(key, limit: limit) { v, k throws(CrosspointError) in try v.string(k) } ?? Mixer.defaultChannels(count: count)
+        inputChannels = try names(.inputPositions, inputs)
+        outputChannels = try names(.outputPositions, outputs)
+        masterMute = try m[Preset.masterMuteKey]?.bool(Preset.masterMuteKey) ?? false
+        values = [:]
+        for kind in Preset.carriedKinds {
+            let family = kind.family
+            guard let value = m[family.presetKey] else { continue }
+            values[kind] = try PresetValue(json: value, key: family.presetKey, family: family, depth: family.placeholders.count)
         }
-        func doubles(_ key: String, _ count: Int, _ fill: Double) throws(CrosspointError) -> [Double] {
-            try m[key]?.list(key, limit: limit) { v, k throws(CrosspointError) in try v.double(k) } ?? Array(repeating: fill, count: count)
-        }
-        func bools(_ key: String, _ count: Int) throws(CrosspointError) -> [Bool] {
-            try m[key]?.list(key, limit: limit) { v, k throws(CrosspointError) in try v.bool(k) } ?? Array(repeating: false, count: count)
-        }
-        inputChannels = try names("input.position", n)
-        outputChannels = try names("output.position", m2)
-        masterGain = try m["gain.master"]?.double("gain.master") ?? 1
-        masterMute = try m["mute.master"]?.bool("mute.master") ?? false
-        inputGains = try doubles("gain.in", n, 1)
-        inputMutes = try bools("mute.in", n)
-        outputGains = try doubles("gain.out", m2, 1)
-        outputMutes = try bools("mute.out", m2)
-        outputDelays = try m["delay.out"]?.list("delay.out", limit: limit) { v, k throws(CrosspointError) in try v.double(k) }
-        rampMilliseconds = try m["ramp.ms"]?.double("ramp.ms") ?? Mixer.defaultRampMilliseconds
-        midiPorts = try m["midi"]?.bool("midi")
-        midiMappings = try m["midi.map"]?.list("midi.map", limit: MIDISetup.mappingLimit) { v, k throws(CrosspointError) in try v.string(k) }
-        devices = try m["devices"]?.list("devices", limit: VirtualDevice.limit) { v, k throws(CrosspointError) in try v.string(k) }
-        targets = try m["targets"]?.list("targets", limit: OutputTarget.limit) { v, k throws(CrosspointError) in try v.string(k) }
     }
+}
+
+extension PresetValue {
+    /// The values as JSON: a list for each placeholder, each value as the table types it.
+    var json: JSONValue {
+        switch self {
+        case let .value(v): v.json
+        case let .list(items): .array(items.map(\.json))
+        }
+    }
+
+    /// Reads a key's values: `depth` lists (one per placeholder, at most a node's channels),
+    /// then values of the family's type.
+    init(json: JSONValue, key: String, family: ParameterFamily, depth: Int) throws(CrosspointError) {
+        guard depth > 0 else {
+            self = .value(try ParameterValue(json: json, key: key, family: family))
+            return
+        }
+        self = .list(try json.list(key, limit: Mixer.channelLimit.upperBound) { item, k throws(CrosspointError) in
+            try PresetValue(json: item, key: k, family: family, depth: depth - 1)
+        })
+    }
+}
+
+extension ParameterValue {
+    /// The value as JSON: a number, true or false, a list of numbers or of strings.
+    public var json: JSONValue {
+        switch self {
+        case let .number(v): .number(v)
+        case let .bool(v): .bool(v)
+        case let .ints(v): .array(v.map { .number(Double($0)) })
+        case let .names(v): .array(v.map(JSONValue.string))
+        }
+    }
+
+    /// A value of the family's type from JSON, refused with `key` when it is not one; a list
+    /// of names holds at most the top of the family's range (`midi.map`, `devices`).
+    init(json: JSONValue, key: String, family: ParameterFamily) throws(CrosspointError) {
+        switch family.type {
+        case .float: self = .number(try json.double(key))
+        case .int: self = .number(Double(try json.int(key)))
+        case .bool: self = .bool(try json.bool(key))
+        case .names:
+            let limit = Int(family.range.upperBound)
+            self = .names(try json.list(key, limit: limit) { v, k throws(CrosspointError) in try v.string(k) })
+        case .intArray: self = .ints(try json.list(key, limit: Mixer.channelLimit.upperBound) { v, k throws(CrosspointError) in try v.int(k) })
+        }
+    }
+}
+
+// MARK: Codable, through JSON
+
+extension Preset: Codable {
+    /// Reads the preset as `init(json:)` does; its errors are `CrosspointError`s naming the key.
+    public init(from decoder: any Decoder) throws { try self.init(json: JSONValue(from: decoder)) }
+
+    public func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
 }

@@ -8,12 +8,7 @@ import CrosspointControl
 
 private let presetFormat = """
 A preset is JSON with the keys of the module arguments and the parameter table:
-  format "crosspoint-preset", version 1, inputs, outputs,
-  input.position, output.position (channel names), gain.master, mute.master,
-  gain.in, mute.in (one per input), gain.out, mute.out (one per output),
-  matrix (one row per input, one linear gain per output), ramp.ms.
-Gains are linear. format, version, inputs, outputs and matrix are required; \
-a missing gain is 1, a missing mute false. `save` and `show --json` also write what \
+\(Preset.keysInWords) `save` and `show --json` also write what \
 describes the node (id, name, description, input.ports, output.ports, input.links, \
 output.links); `load` reads them and leaves them be. Any other key is refused.
 """

@@ -59,11 +59,11 @@ struct MIDISetupTests {
     @Test("Presets and state files carry MIDI control only when it is set up; a preset without it leaves it")
     func presets() throws {
         var m = try mixer()
-        #expect(m.preset.midiPorts == nil && m.preset.midiMappings == nil)
+        #expect(m.preset.values[.midiPorts] == nil && m.preset.values[.midiMap] == nil)
         m.setMIDIPorts(true)
         try m.setMIDIMappings(["cc 1 7 gain.in.0"])
         let preset = m.preset
-        #expect(preset.midiPorts == true && preset.midiMappings == ["cc 1 7 gain.in.0"])
+        #expect(preset.values[.midiPorts] == .value(.bool(true)) && preset.values[.midiMap] == .value(.names(["cc 1 7 gain.in.0"])))
         let read = try Preset(json: preset.json)
         #expect(read == preset)
         var other = try mixer()
@@ -71,7 +71,7 @@ struct MIDISetupTests {
         #expect(other.midi == m.midi)
         // A preset of the mix alone (no midi keys) keeps the node's MIDI control.
         var plain = try mixer().preset
-        plain.masterGain = 0.5
+        plain.set(.masterGain, to: .number(0.5))
         try other.apply(plain)
         #expect(other.midi == m.midi && other.masterGain == 0.5)
     }

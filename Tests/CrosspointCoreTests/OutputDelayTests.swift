@@ -78,10 +78,10 @@ struct OutputDelayTests {
         }
         #expect(mixer.outputDelays == [0, 12.5], "a refused value changes nothing")
         let preset = mixer.preset
-        #expect(preset.outputDelays == [0, 12.5])
+        #expect(preset.numbers(.outputDelay) == [0, 12.5])
         let back = try Mixer(preset: Preset(json: preset.json))
         #expect(back.outputDelays == [0, 12.5])
-        #expect(try Mixer(inputs: 2, outputs: 2).preset.outputDelays == nil, "a preset without delays does not write them")
+        #expect(try Mixer(inputs: 2, outputs: 2).preset.values[.outputDelay] == nil, "a preset without delays does not write them")
         try mixer.resize(inputs: 2, outputs: 3)
         #expect(mixer.outputDelays == [0, 12.5, 0])
         try mixer.resize(inputs: 2, outputs: 1)

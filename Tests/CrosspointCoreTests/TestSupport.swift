@@ -243,3 +243,35 @@ func expectCrosspointError(
     Issue.record("expected a CrosspointError mentioning \(mentions), nothing was thrown", sourceLocation: sourceLocation)
     return nil
 }
+
+// MARK: - Presets by kind
+
+extension PresetValue {
+    /// The values in order, lists flattened (a matrix row by row).
+    var flattened: [ParameterValue] {
+        switch self {
+        case let .value(v): [v]
+        case let .list(items): items.flatMap(\.flattened)
+        }
+    }
+
+    /// A list of numbers, one per channel.
+    static func numbers(_ values: [Double]) -> PresetValue { .list(values.map { .value(.number($0)) }) }
+}
+
+extension Preset {
+    /// A key's numbers, lists flattened (a matrix row by row); nil when the preset leaves it out.
+    func numbers(_ kind: ParameterKind) -> [Double]? {
+        values[kind].map { $0.flattened.map { if case let .number(v) = $0 { v } else { .nan } } }
+    }
+
+    /// Replaces one value of a key: `path` indexes its lists, outermost first.
+    mutating func set(_ kind: ParameterKind, _ path: Int..., to value: ParameterValue) {
+        func replaced(_ node: PresetValue, _ path: ArraySlice<Int>) -> PresetValue {
+            guard let k = path.first, case var .list(items) = node else { return .value(value) }
+            items[k] = replaced(items[k], path.dropFirst())
+            return .list(items)
+        }
+        values[kind] = replaced(values[kind] ?? .value(value), path[...])
+    }
+}

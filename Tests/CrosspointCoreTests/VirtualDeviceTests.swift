@@ -95,16 +95,16 @@ struct VirtualDeviceTests {
     @Test("Presets and state files carry devices only when there are some; a preset without them leaves them")
     func presets() throws {
         var m = try Mixer(inputs: 2, outputs: 2)
-        #expect(Preset(m).devices == nil)
+        #expect(Preset(m).values[.devices] == nil)
         try m.setDevices(["sink game default description=Game"])
         let preset = Preset(m)
-        #expect(preset.devices == ["sink game position=FL,FR channels=game_FL,game_FR default description=Game"])
+        #expect(preset.values[.devices] == .value(.names(["sink game position=FL,FR channels=game_FL,game_FR default description=Game"])))
         let read = try Preset(json: preset.json)
         #expect(read == preset)
         #expect(try Mixer(preset: read) == m)
         // A preset without devices keeps the node's.
         var other = Preset(m)
-        other.devices = nil
+        other.values[.devices] = nil
         try m.setDevices([])
         try m.setDevices(["sink chat position=MONO channels=0"])
         try m.apply(other)
@@ -119,7 +119,7 @@ struct VirtualDeviceTests {
         #expect(m.targets[0].followsDefault && m.targets[0].outputIndices(in: m) == [2, 3])
         #expect(m.targets[1].offset == 2 && !m.targets[1].followsDefault)
         #expect(Mixer.channelPosition("mon_FL") == "FL" && Mixer.channelPosition("mic") == "mic")
-        #expect(Preset(m).targets == ["default outputs=mon_FL,mon_FR", "alsa_output.usb-MOTU outputs=FL,FR offset=2"])
+        #expect(Preset(m).values[.targets] == .value(.names(["default outputs=mon_FL,mon_FR", "alsa_output.usb-MOTU outputs=FL,FR offset=2"])))
         #expect(try Mixer(preset: try Preset(json: Preset(m).json)) == m)
         let before = m
         for (bad, reason) in [(["default outputs=FL", "x outputs=FL"], "in another group"), (["default offset=64"], "outside 0...63"),
@@ -132,6 +132,6 @@ struct VirtualDeviceTests {
         }
         #expect(m == before)
         try m.setTargets([])
-        #expect(m.targets.isEmpty && Preset(m).targets == nil)
+        #expect(m.targets.isEmpty && Preset(m).values[.targets] == nil)
     }
 }

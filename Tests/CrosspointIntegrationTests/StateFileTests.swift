@@ -40,7 +40,7 @@ struct StateFileTests {
         try FileManager.default.createSymbolicLink(atPath: folder + "/state.json", withDestinationPath: otherVictim)
 
         #expect(sandbox.setParams("xp-link", #"{ params = [ "matrix.0.1" 0.5 ] }"#))
-        #expect(sandbox.waitForSavedState("xp-link") { $0.mixer.matrix[0][1] == 0.5 } != nil)
+        #expect(sandbox.waitForSavedState("xp-link") { $0.mixer.number(.crosspoint, 0, 1) == 0.5 } != nil)
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
         #expect(try String(contentsOfFile: otherVictim, encoding: .utf8) == "also precious")
         #expect(isRegularFile(folder + "/state.json"), "the link at state.json was replaced by the new state")
@@ -62,7 +62,7 @@ struct StateFileTests {
         var seen: [(time: Date, step: Int)] = []
         let start = Date()
         while Date().timeIntervalSince(start) < 3 {
-            if let step = sandbox.savedState("xp-storm").map({ Storm.step($0.mixer.masterGain) }), step != seen.last?.step {
+            if let step = sandbox.savedState("xp-storm").map({ Storm.step($0.mixer.number(.masterGain) ?? -1) }), step != seen.last?.step {
                 seen.append((Date(), step))
             }
             usleep(20_000)
@@ -82,7 +82,7 @@ struct StateFileTests {
         defer { sandbox.stop() }
         let folder = sandbox.stateHome + "/crosspoint/xp-retry"
         #expect(sandbox.setParams("xp-retry", #"{ params = [ "matrix.0.1" 0.125 ] }"#))
-        #expect(sandbox.waitForSavedState("xp-retry") { $0.mixer.matrix[0][1] == 0.125 } != nil)
+        #expect(sandbox.waitForSavedState("xp-retry") { $0.mixer.number(.crosspoint, 0, 1) == 0.125 } != nil)
         // A directory in the way of state.json: every rename onto it fails.
         try FileManager.default.removeItem(atPath: folder + "/state.json")
         try FileManager.default.createDirectory(atPath: folder + "/state.json/in-the-way", withIntermediateDirectories: true)
@@ -98,8 +98,8 @@ struct StateFileTests {
         #expect(try Graph(sandbox).nodeID("xp-retry") != nil, "the daemon runs on")
 
         try FileManager.default.removeItem(atPath: folder + "/state.json")
-        let saved = sandbox.waitForSavedState("xp-retry", timeout: 8) { $0.mixer.matrix[0][1] == 0.35 }
-        #expect(saved != nil, "retried once the way is clear: \(sandbox.savedState("xp-retry").map { "\($0.mixer.matrix)" } ?? "no state")")
+        let saved = sandbox.waitForSavedState("xp-retry", timeout: 8) { $0.mixer.number(.crosspoint, 0, 1) == 0.35 }
+        #expect(saved != nil, "retried once the way is clear: \(sandbox.savedState("xp-retry").map { "\($0.mixer.values[.crosspoint].map { "\($0)" } ?? "none")" } ?? "no state")")
         #expect(sandbox.daemonLog.contains("xp-retry: saved its state again, after"))
         #expect(isRegularFile(folder + "/state.json") && sandbox.entries(folder) == ["state.json"])
     }
@@ -117,7 +117,7 @@ struct StateFileTests {
             for _ in $(seq 50); do [[ $(ps -o stat= -p \(pid)) == [^Z]* ]] || exit 0; sleep 0.1; done; exit 1
             """)
         #expect(stopped.succeeded, "pipewire stops on SIGTERM")
-        #expect(sandbox.savedState("xp-stop")?.mixer.matrix[1][0] == 0.625, "saved on the way out")
+        #expect(sandbox.savedState("xp-stop")?.mixer.number(.crosspoint, 1, 0) == 0.625, "saved on the way out")
         try sandbox.restartDaemon()
         let graph = try sandbox.waitFor("xp-stop after the restart") { $0.nodeID("xp-stop") != nil }
         #expect(sandbox.float(graph.params(of: "xp-stop")["matrix.1.0"]) == 0.625)
@@ -133,7 +133,7 @@ struct StateFileTests {
         #expect(sandbox.shell("mount -t tmpfs -o size=64k crosspoint-test '\(folder)'").succeeded)
         defer { sandbox.shell("umount '\(folder)'") }
         #expect(sandbox.setParams("xp-disk", #"{ params = [ "matrix.0.1" 0.125 ] }"#))
-        #expect(sandbox.waitForSavedState("xp-disk") { $0.mixer.matrix[0][1] == 0.125 } != nil)
+        #expect(sandbox.waitForSavedState("xp-disk") { $0.mixer.number(.crosspoint, 0, 1) == 0.125 } != nil)
 
         // Full: a filler takes every block.
         sandbox.shell("dd if=/dev/zero of='\(folder)/filler' bs=4096 2>/dev/null || true")
@@ -144,9 +144,9 @@ struct StateFileTests {
         sleep(2)
         #expect(sandbox.daemonLog.components(separatedBy: "No space left on device").count - 1 == 1, "\(sandbox.daemonLog)")
         #expect(sandbox.entries(folder) == ["filler", "state.json"], "no temporary file is left on a full disk")
-        #expect(sandbox.savedState("xp-disk")?.mixer.matrix[0][1] == 0.125, "the old state is intact")
+        #expect(sandbox.savedState("xp-disk")?.mixer.number(.crosspoint, 0, 1) == 0.125, "the old state is intact")
         try FileManager.default.removeItem(atPath: folder + "/filler")
-        #expect(sandbox.waitForSavedState("xp-disk", timeout: 8) { $0.mixer.matrix[0][1] == 0.375 } != nil)
+        #expect(sandbox.waitForSavedState("xp-disk", timeout: 8) { $0.mixer.number(.crosspoint, 0, 1) == 0.375 } != nil)
 
         // Read-only.
         #expect(sandbox.shell("mount -o remount,ro '\(folder)'").succeeded)
@@ -154,7 +154,7 @@ struct StateFileTests {
         sleep(2)
         #expect(sandbox.daemonLog.components(separatedBy: "Read-only file system").count - 1 == 1, "\(sandbox.daemonLog)")
         #expect(sandbox.shell("mount -o remount,rw '\(folder)'").succeeded)
-        #expect(sandbox.waitForSavedState("xp-disk", timeout: 8) { $0.mixer.matrix[0][1] == 0.5 } != nil)
+        #expect(sandbox.waitForSavedState("xp-disk", timeout: 8) { $0.mixer.number(.crosspoint, 0, 1) == 0.5 } != nil)
         #expect(sandbox.entries(folder) == ["state.json"])
         #expect(sandbox.daemonLog.components(separatedBy: "xp-disk: saved its state again").count - 1 == 2)
     }
@@ -181,7 +181,7 @@ struct StateFileTests {
         let expected = ["a/b": "a%2Fb", "a_b": "a_b", ".hidden": "%2Ehidden", "my mixer": "my%20mixer"]
         for (name, folder) in expected {
             let k = try #require(names.firstIndex(of: name))
-            let state = sandbox.waitForSavedState(folder: crosspoint + "/" + folder) { $0.mixer.matrix[0][1] == Double("0.\(k + 1)") }
+            let state = sandbox.waitForSavedState(folder: crosspoint + "/" + folder) { $0.mixer.number(.crosspoint, 0, 1) == Double("0.\(k + 1)") }
             #expect(state != nil, "\(name) saves in crosspoint/\(folder)")
         }
         #expect(sandbox.entries(crosspoint) == expected.values.sorted(), "nothing else in crosspoint/")
@@ -232,7 +232,7 @@ struct StateFileTests {
         }
         for (node, _, _) in plants {
             let folder = sandbox.stateHome + "/crosspoint/" + node
-            #expect(sandbox.waitForSavedState(node) { $0.mixer.matrix[1][0] == 0.5 } != nil, "\(node) saves again")
+            #expect(sandbox.waitForSavedState(node) { $0.mixer.number(.crosspoint, 1, 0) == 0.5 } != nil, "\(node) saves again")
             let kept = sandbox.entries(folder)
             #expect(kept.count == 2 && kept.contains("state.json"), "\(node): no temporary file left: \(kept)")
         }
@@ -248,7 +248,7 @@ struct StateFileTests {
         defer { sandbox.stop() }
         let folder = sandbox.stateHome + "/crosspoint/xp-cut"
         #expect(sandbox.setParams("xp-cut", #"{ params = [ "matrix.0.1" 0.5 "ramp.ms" 10 ] }"#))
-        #expect(sandbox.waitForSavedState("xp-cut") { $0.mixer.matrix[0][1] == 0.5 } != nil)
+        #expect(sandbox.waitForSavedState("xp-cut") { $0.mixer.number(.crosspoint, 0, 1) == 0.5 } != nil)
         var info = stat()
         #expect(stat(folder, &info) == 0 && info.st_mode & 0o777 == 0o700, "the folder is private")
         #expect(stat(folder + "/state.json", &info) == 0 && info.st_mode & 0o777 == 0o600, "the file is private")
@@ -297,7 +297,7 @@ struct StateFileTests {
             let data = try #require(FileManager.default.contents(atPath: file), "cycle \(cycle): no state file")
             let state = try JSONDecoder().decode(NodeState.self, from: data)
             _ = try Mixer(preset: state.mixer)
-            let restored = Storm.step(state.mixer.masterGain)
+            let restored = Storm.step(state.mixer.number(.masterGain) ?? -1)
             #expect(restored >= restoredPrevious && restored < next, "cycle \(cycle): saved step \(restored), sent up to \(next - 1)")
             restoredPrevious = restored
 
@@ -420,5 +420,19 @@ extension Sandbox {
         guard let k = lines.firstIndex(where: { $0.contains(#"String "gain.master""#) }), k + 1 < lines.count,
               let value = lines[k + 1].split(separator: " ").last.flatMap({ Double($0) }) else { return nil }
         return Storm.step(value)
+    }
+}
+
+extension Preset {
+    /// One number of a key (`path` indexes its lists: `.crosspoint, 0, 1` is matrix.0.1), nil
+    /// when the preset leaves the key out.
+    func number(_ kind: ParameterKind, _ path: Int...) -> Double? {
+        var node = values[kind]
+        for k in path {
+            guard case let .list(items)? = node, items.indices.contains(k) else { return nil }
+            node = items[k]
+        }
+        guard case let .value(.number(v))? = node else { return nil }
+        return v
     }
 }

@@ -105,7 +105,7 @@ final class StateStoreTests {
         #expect(store.load(configured: StateStoreTests.mixer).state == nil)
         try store.save(state(gain: 0.5))
         let loaded = store.load(configured: StateStoreTests.mixer)
-        #expect(loaded.problem == nil && loaded.state?.mixer.masterGain == 0.5)
+        #expect(loaded.problem == nil && loaded.state?.mixer.number(.masterGain) == 0.5)
         #expect(entries(store.directory) == ["state.json"])
     }
 
@@ -121,7 +121,7 @@ final class StateStoreTests {
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
         var info = stat()
         #expect(lstat(store.file, &info) == 0 && info.st_mode & S_IFMT == S_IFREG, "the link was replaced by a file")
-        #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.masterGain == 0.25)
+        #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.number(.masterGain) == 0.25)
         #expect(entries(store.directory) == ["state.json"], "loading removed the stale temporary name (the link, not its target)")
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
     }
@@ -135,7 +135,7 @@ final class StateStoreTests {
         #expect(entries(store.directory) == ["state.json"])
         try FileManager.default.removeItem(atPath: store.file)
         try store.save(state(gain: 0.5))
-        #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.masterGain == 0.5)
+        #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.number(.masterGain) == 0.5)
     }
 
     /// Each thing that is not a state file is reported, moved aside, and never blocks.
@@ -165,7 +165,7 @@ final class StateStoreTests {
             let kept = entries(store.directory)
             #expect(kept.count == 1 && kept[0].hasPrefix("state.json.bad-"), "\(what): \(kept)")
             try store.save(state(gain: 0.75))
-            #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.masterGain == 0.75, "\(what): saves again")
+            #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.number(.masterGain) == 0.75, "\(what): saves again")
         }
     }
 
@@ -293,7 +293,7 @@ final class StateStoreTests {
         try store.save(state(gain: 0.25))
         #expect(mode(store.directory) == 0o700)
         #expect(mode(store.file) == 0o600)
-        #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.masterGain == 0.25)
+        #expect(store.load(configured: StateStoreTests.mixer).state?.mixer.number(.masterGain) == 0.25)
         // Whatever the umask.
         let old = umask(0)
         defer { umask(old) }
@@ -308,7 +308,7 @@ final class StateStoreTests {
         let store = try store("my mixer")
         #expect(store.directory == home + "/crosspoint/my%20mixer")
         let loaded = store.load(configured: StateStoreTests.mixer)
-        #expect(loaded.state?.mixer.masterGain == 0.5 && loaded.note?.contains("moved the state folder") == true)
+        #expect(loaded.state?.mixer.number(.masterGain) == 0.5 && loaded.note?.contains("moved the state folder") == true)
         #expect(!FileManager.default.fileExists(atPath: home + "/crosspoint/my mixer"))
         // A name with '/' shared its folder with another name: never moved.
         try FileManager.default.createDirectory(atPath: home + "/crosspoint/a_b", withIntermediateDirectories: true)

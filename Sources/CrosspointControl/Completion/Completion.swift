@@ -121,18 +121,7 @@ package enum Completion {
             guard let key = before.last, let p = try? Parameter(key: key, in: mixer) else { return [] }
             return p.kind.family.type == .bool ? matching(["true", "false"], prefix) : []
         }
-        let keys = Parameter.all(for: mixer).map { p -> String in
-            let i = mixer.inputChannels[p.input], j = mixer.outputChannels[p.output]
-            switch p.kind {
-            case .crosspoint: return "matrix.\(i).\(j)"
-            case .inputGain: return "gain.in.\(i)"
-            case .outputGain: return "gain.out.\(j)"
-            case .inputMute: return "mute.in.\(i)"
-            case .outputMute: return "mute.out.\(j)"
-            default: return p.key
-            }
-        }
-        return matching(keys, prefix)
+        return matching(Parameter.all(for: mixer).map { $0.name(in: mixer) }, prefix)
     }
 
     /// PipeWire sockets in the runtime directory: pipewire-0, pipewire-0-manager.

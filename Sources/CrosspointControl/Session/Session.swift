@@ -219,11 +219,11 @@ package final class Session {
 
     /// What a key acts on, by port names (`in_FL -> out_FR`), for the lines a change prints.
     package func describe(_ p: Parameter, _ target: Target, _ mixer: Mixer) -> String? {
-        switch p.kind {
-        case .crosspoint: "\(target.inputName(p.input, mixer)) -> \(target.outputName(p.output, mixer))"
-        case .inputGain, .inputMute: target.inputName(p.input, mixer)
-        case .outputGain, .outputMute, .outputDelay: target.outputName(p.output, mixer)
-        default: nil
+        switch (p.kind.family.hasInput, p.kind.family.hasOutput) {
+        case (true, true): "\(target.inputName(p.input, mixer)) -> \(target.outputName(p.output, mixer))"
+        case (true, false): target.inputName(p.input, mixer)
+        case (false, true): target.outputName(p.output, mixer)
+        case (false, false): nil
         }
     }
 

@@ -113,6 +113,7 @@ package enum ServeRoutes {
             return json(JSONValue.object([("connected", .bool(connected)), ("daemon", .string(surface.remote ?? "default")),
                                           ("version", .string(CrosspointVersion.string))]).compactText)
         }
+        router.get("/api/params") { _, _ in json(Parameter.tableJSON.compactText) }
         router.get("/api/nodes") { _, _ in
             json(try await surface.perform { session in
                 try? session.refresh()

@@ -10,28 +10,7 @@ import CrosspointCore
 package struct StrictJSON: Decodable {
     package let value: JSONValue
 
-    private struct Key: CodingKey {
-        package let stringValue: String
-        package var intValue: Int? { nil }
-        package init(stringValue: String) { self.stringValue = stringValue }
-        package init?(intValue: Int) { nil }
-    }
-
-    package init(from decoder: any Decoder) throws {
-        if let object = try? decoder.container(keyedBy: Key.self) {
-            value = .object(try object.allKeys.map { ($0.stringValue, try object.decode(StrictJSON.self, forKey: $0).value) })
-        } else if var array = try? decoder.unkeyedContainer() {
-            var items: [JSONValue] = []
-            while !array.isAtEnd { items.append(try array.decode(StrictJSON.self).value) }
-            value = .array(items)
-        } else {
-            let single = try decoder.singleValueContainer()
-            if single.decodeNil() { value = .null }
-            else if let b = try? single.decode(Bool.self) { value = .bool(b) }
-            else if let n = try? single.decode(Double.self) { value = .number(n) }
-            else { value = .string(try single.decode(String.self)) }
-        }
-    }
+    package init(from decoder: any Decoder) throws { value = try JSONValue(from: decoder) }
 
     package static func describe(_ error: any Error) -> String {
         if case let DecodingError.dataCorrupted(context) = error {

@@ -92,6 +92,51 @@ package struct NodeView {
         return (signedDecibels(Double(gain)), style)
     }
 
+    /// A key's value as a cell, by its type and unit in the parameter table: a gain in dB, a
+    /// time in ms (blank for none), a bool as its word's initial (`M` for a mute; blank when off).
+    private func cell(_ p: Parameter) -> (String, Terminal.Style?) {
+        let family = p.kind.family
+        switch mixer.value(of: p) {
+        case let .number(v) where family.unit == .milliseconds: return v == 0 ? ("", nil) : (Gain.formatMilliseconds(v) + "ms", .cyan)
+        case let .number(v) where family.type == .float: return cell(Float(v))
+        case let .number(v): return (Gain.format(v), nil)
+        case let .bool(on): return (on ? String(NodeView.word(family).prefix(1)).uppercased() : "", .red)
+        default: return ("", nil)
+        }
+    }
+
+    /// A number of one value as the first line says it: `ramp 10 ms`, a gain in dB.
+    private func said(_ kind: ParameterKind) -> String {
+        let family = kind.family
+        guard case let .number(v) = mixer.value(of: Parameter(kind)) else { return NodeView.word(family) }
+        let value = family.unit == .milliseconds ? Gain.formatMilliseconds(v) + " ms"
+            : family.type == .float ? signedDecibels(v) + " dB" : Gain.format(v)
+        return NodeView.word(family) + " " + value
+    }
+
+    /// What the table calls a key: its pattern's first word (`gain`, `mute`, `delay`, `ramp`).
+    private static func word(_ family: ParameterFamily) -> String { String(family.pattern.prefix { $0 != "." }) }
+
+    /// The keys of one value per output (`gain.out`, `mute.out`, `delay.out`), a row each
+    /// under the outputs' names; and those of one value per input beyond the rows' gain and
+    /// mute (`gain.in`, `mute.in`), a line each under the table. The first row (the outputs'
+    /// gains) always, the others when a value in them is not the default.
+    private static let outputRows = ParameterKind.allCases.filter { kind in
+        let f = kind.family
+        return f.access == .readWrite && f.hasOutput && !f.hasInput && [.float, .int, .bool].contains(f.type)
+    }
+    private static let inputLines = ParameterKind.allCases.filter { kind in
+        let f = kind.family
+        return f.access == .readWrite && f.hasInput && !f.hasOutput && [.float, .int, .bool].contains(f.type)
+            && kind != .inputGain && kind != .inputMute
+    }
+    /// The numbers of one value, after the master on the first line (`ramp 10 ms`).
+    private static let globals = ParameterKind.allCases.filter { kind in
+        let f = kind.family
+        return f.access == .readWrite && !f.hasOutput && !f.hasInput && [.float, .int].contains(f.type) && f.carried != .shape
+            && kind != .masterGain
+    }
+
     /// Column headers people can read. The output names, or the part after their common
     /// prefix ("out_", then shown in the corner), in this order of preference: on one line if
     /// no wider than a cell (or 8); on one line if every column then fits the terminal's
@@ -119,19 +164,21 @@ package struct NodeView {
     package func text(_ t: Terminal) -> String {
         var out = "\(t.paint(target.name, .bold)) (node \(target.node.id)) \"\(target.node.description.printable)\": "
             + "\(counted(mixer.inputs, "input")) x \(counted(mixer.outputs, "output")); "
-            + "master \(signedDecibels(Double(mixer.masterGain))) dB\(mixer.masterMute ? " " + t.paint("MUTED", .red) : ""); "
-            + "ramp \(Gain.format(mixer.rampMilliseconds)) ms\n"
+            + "master \(signedDecibels(Double(mixer.masterGain))) dB\(mixer.masterMute ? " " + t.paint("MUTED", .red) : "")"
+            + NodeView.globals.map { "; " + said($0) }.joined() + "\n"
         out += "Gains in dB: -inf = silence, ø = flipped polarity, M = muted.\nRows are inputs, columns are outputs.\n"
         if let levels { out += MeterView.levelsNote(levels) + "\n" }
         out += "\n"
 
         let cells = (0..<mixer.inputs).map { i in (0..<mixer.outputs).map { cell(mixer.crosspoint(input: i, output: $0)) } }
-        let outGains = mixer.outputGains.map(cell)
+        let outRows = NodeView.outputRows.map { kind in
+            (label: NodeView.word(kind.family), cells: (0..<mixer.outputs).map { cell(Parameter(kind, output: $0)) },
+             changed: (0..<mixer.outputs).map { mixer.value(of: Parameter(kind, output: $0)) != kind.family.defaultParameterValue })
+        }
         let inGains = mixer.inputGains.map(cell)
         let inLevels = levels.map { r in (0..<mixer.inputs).map { MeterView.cell(r.inputs, $0) } }
         let outLevels = levels.map { r in (0..<mixer.outputs).map { MeterView.cell(r.outputs, $0) } }
-        let delays: [(String, Terminal.Style?)] = mixer.outputDelays.map { $0 == 0 ? ("", nil) : (Gain.formatMilliseconds($0) + "ms", .cyan) }
-        let cellWidth = max(4, (cells.flatMap { $0 } + outGains + (outLevels ?? []) + delays).map(\.0.count).max() ?? 4)
+        let cellWidth = max(4, (cells.flatMap { $0 } + outRows.flatMap(\.cells) + (outLevels ?? [])).map(\.0.count).max() ?? 4)
         let gainWidth = max(4, inGains.map(\.0.count).max()!)
         let levelWidth = inLevels.map { max(5, $0.map(\.0.count).max() ?? 5) + 1 } ?? 0
         let rowLabels = max(inputLabels.map(\.count).max()!, 4)
@@ -162,13 +209,9 @@ package struct NodeView {
                 out += row(n == 0 ? corner : "", .bold, n == 0 ? ("gain", .bold) : none, n == 0 ? ("mute", .bold) : none,
                            columns.map { (line[$0], .bold) }, level: n == 0 ? ("level", .bold) : none)
             }
-            out += row("gain", .bold, none, none, columns.map { outGains[$0] })
-            if let outLevels { out += row("level", .bold, none, none, columns.map { outLevels[$0] }) }
-            if columns.contains(where: { mixer.outputMutes[$0] }) {
-                out += row("mute", .bold, none, none, columns.map { (mixer.outputMutes[$0] ? "M" : "", .red) })
-            }
-            if columns.contains(where: { mixer.outputDelays[$0] != 0 }) {
-                out += row("delay", .bold, none, none, columns.map { delays[$0] })
+            for (n, outRow) in outRows.enumerated() where n == 0 || columns.contains(where: { outRow.changed[$0] }) {
+                out += row(outRow.label, .bold, none, none, columns.map { outRow.cells[$0] })
+                if n == 0, let outLevels { out += row("level", .bold, none, none, columns.map { outLevels[$0] }) }
             }
             out += String(repeating: "-", count: left - 2) + "+" + String(repeating: "-", count: columns.count * (width + 1)) + "\n"
             for i in 0..<mixer.inputs {
@@ -176,6 +219,14 @@ package struct NodeView {
                            level: inLevels?[i] ?? none)
             }
             out += "\n"
+        }
+        for kind in NodeView.inputLines where (0..<mixer.inputs).contains(where: {
+            mixer.value(of: Parameter(kind, input: $0)) != kind.family.defaultParameterValue
+        }) {
+            out += "\(t.paint(kind.family.presetKey, .bold)): " + (0..<mixer.inputs).map { i in
+                let (text, style) = cell(Parameter(kind, input: i))
+                return inputLabels[i] + " " + t.paint(text.isEmpty ? "-" : text, style)
+            }.joined(separator: ", ") + "\n\n"
         }
         out += "Links:\n" + links(t)
         return out

@@ -27,7 +27,7 @@
 
 const FLOOR_DB = -60;   // stepping below this goes to off
 const START_DB = -40;   // the first step up from off
-const MAX_DB = 20;      // the node's limit (linear 10)
+let MAX_DB = 20;        // the node's limit (linear 10): the table's top gain, once api/params answers
 const STEP_DB = 0.5;
 const DBL_MS = 300;     // double-click / double-tap window (a click acts at once; see tap())
 const SEND_MS = 1000 / 30;
@@ -463,20 +463,43 @@ function renderHeader() {
   }
 }
 
-function numberField(id, key, min, max, integer) {
+/* The parameter table (GET api/params, what `crosspoint params` prints): key -> {type,
+ * default, min, max, unit, meaning}. The number fields take their ranges and words from it. */
+const P = new Map();
+const numberFields = [];
+async function loadParams() {
+  let rows;
+  try { rows = (await api('api/params')) || []; } catch (e) { return; }   // the server checks every value anyway
+  for (const r of rows) P.set(r.key, r);
+  const g = P.get('gain.master');
+  if (g) { MAX_DB = 20 * Math.log10(g.max); shadeCache.clear(); }
+  for (const describe of numberFields) describe();
+}
+
+/** A number field for one key of one value (ramp.ms, inputs, outputs): its range, whether it
+ *  is whole and its title from the parameter table. */
+function numberField(id, key) {
   const f = $(id);
+  numberFields.push(() => {
+    const p = P.get(key);
+    if (!p) return;
+    f.min = String(p.min);
+    f.max = String(p.max);
+    f.title = p.meaning + ' (' + p.min + ' to ' + p.max + (p.unit === 'ms' ? ' ms' : '') + ')';
+  });
   const submit = () => {
     if (!S.node) return;
     if (f.value.trim() === '') return;      // being cleared to type a new number
     const v = Number(f.value);
-    const current = key === 'ramp.ms' ? value('ramp.ms') : S.node[key];
-    if (!isFinite(v) || v < min || v > max || (integer && !Number.isInteger(v))) {
-      toast(id.replace('-count', '') + ': ' + (integer ? 'a whole number' : 'a number') + ' from ' + min + ' to ' + max);
+    const current = value(key);
+    const p = P.get(key);
+    if (!isFinite(v) || (p && (v < p.min || v > p.max || (p.type === 'Int' && !Number.isInteger(v))))) {
+      toast(key + ': ' + (p && p.type === 'Int' ? 'a whole number' : 'a number') + (p ? ' from ' + p.min + ' to ' + p.max : ''));
       f.value = String(current);
       return;
     }
     if (v === current) return;
-    Q.put(key, v, true).catch((e) => { toast(e.message); f.value = String(S.node ? (key === 'ramp.ms' ? S.node['ramp.ms'] : S.node[key]) : ''); });
+    Q.put(key, v, true).catch((e) => { toast(e.message); f.value = String(S.node ? S.node[key] : ''); });
   };
   f.addEventListener('change', submit);
   // A field emptied to type a new number is left empty a while even without focus.
@@ -485,7 +508,7 @@ function numberField(id, key, min, max, integer) {
   f.addEventListener('change', mark);
   f.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') { f.blur(); }
-    else if (e.key === 'Escape') { f.value = String(S.node ? (key === 'ramp.ms' ? value('ramp.ms') : S.node[key]) : ''); f.blur(); }
+    else if (e.key === 'Escape') { f.value = String(S.node ? value(key) : ''); f.blur(); }
   });
 }
 
@@ -1976,9 +1999,9 @@ function boot() {
     ev.preventDefault();
     learn('ramp.ms', $('ramp'));
   });
-  numberField('ramp', 'ramp.ms', 0, 1000, false);
-  numberField('inputs-count', 'inputs', 1, 256, true);
-  numberField('outputs-count', 'outputs', 1, 256, true);
+  numberField('ramp', 'ramp.ms');
+  numberField('inputs-count', 'inputs');
+  numberField('outputs-count', 'outputs');
   presetControls();
   deviceControls();
   appControls();
@@ -1987,10 +2010,12 @@ function boot() {
   api('api/status').then((s) => {
     S.daemon = (s && s.daemon) || '';
     renderStatus();
+    loadParams();
     loadPresets();
     connect();
   }).catch((e) => {
     if (e.status === 401) return;     // needToken said it
+    loadParams();
     loadPresets();
     connect();
   });
