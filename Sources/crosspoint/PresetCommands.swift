@@ -5,6 +5,7 @@ import Foundation
 #endif
 import ArgumentParser
 import CrosspointControl
+import CrosspointCore
 
 private let presetFormat = """
 A preset is JSON with the keys of the module arguments and the parameter table:
