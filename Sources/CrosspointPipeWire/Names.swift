@@ -57,7 +57,16 @@ public enum MediaClass {
     /// node's links passive: one that names a sink or a source (`Audio/Sink`,
     /// `Audio/Source/Virtual`, `Audio/Duplex` does not: it is neither word).
     public static func isDevice(_ mediaClass: String?) -> Bool {
-        mediaClass.map { $0.contains("Sink") || $0.contains("Source") } ?? false
+        mediaClass.map { holds($0, "Sink") || holds($0, "Source") } ?? false
+    }
+
+    /// Whether `text` holds `word`, byte by byte, as PipeWire's `strstr`. Not
+    /// `String.contains(_:)`, which is _StringProcessing's: it would link that library and
+    /// _RegexParser into the module, 1 MB of code (BENCHMARKS.md, "Footprint").
+    static func holds(_ text: String, _ word: String) -> Bool {
+        let a = Array(text.utf8), b = Array(word.utf8)
+        guard b.count <= a.count else { return false }
+        return (0...(a.count - b.count)).contains { a[$0..<($0 + b.count)].elementsEqual(b) }
     }
 }
 
