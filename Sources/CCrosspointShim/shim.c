@@ -7,7 +7,6 @@
 #include <spa/param/props.h>
 #include <spa/param/audio/format-utils.h>
 #include <spa/pod/iter.h>
-#include <spa/debug/types.h>
 
 PW_LOG_TOPIC_STATIC(cpshim_topic, "mod.crosspoint");
 #define PW_LOG_TOPIC_DEFAULT cpshim_topic
@@ -117,8 +116,23 @@ struct spa_pod *cpshim_prop_info_strings(struct spa_pod_builder *b, const char *
 
 const char *cpshim_type_name(uint32_t type)
 {
-    const char *name = spa_debug_type_find_short_name(SPA_TYPE_ROOT, type);
-    return name ? name : "unknown";
+    /* A pod's own type is one of the basic types: their short names, as
+     * spa_debug_type_find_short_name(SPA_TYPE_ROOT, type) gives them. Not that function: it
+     * would link libspa's whole tree of type tables, 16 kB of pointers the daemon relocates
+     * and so keeps dirty for the module (BENCHMARKS.md, "Footprint"). */
+    static const char *const names[] = {
+        [SPA_TYPE_None] = "None", [SPA_TYPE_Bool] = "Bool", [SPA_TYPE_Id] = "Id",
+        [SPA_TYPE_Int] = "Int", [SPA_TYPE_Long] = "Long", [SPA_TYPE_Float] = "Float",
+        [SPA_TYPE_Double] = "Double", [SPA_TYPE_String] = "String", [SPA_TYPE_Bytes] = "Bytes",
+        [SPA_TYPE_Rectangle] = "Rectangle", [SPA_TYPE_Fraction] = "Fraction",
+        [SPA_TYPE_Bitmap] = "Bitmap", [SPA_TYPE_Array] = "Array", [SPA_TYPE_Struct] = "Struct",
+        [SPA_TYPE_Object] = "Object", [SPA_TYPE_Sequence] = "Sequence",
+        [SPA_TYPE_Pointer] = "Pointer", [SPA_TYPE_Fd] = "Fd", [SPA_TYPE_Choice] = "Choice",
+        [SPA_TYPE_Pod] = "Pod",
+    };
+    if (type < SPA_N_ELEMENTS(names) && names[type] != NULL)
+        return names[type];
+    return "unknown";
 }
 
 int cpshim_registry_destroy(struct pw_registry *registry, uint32_t id)

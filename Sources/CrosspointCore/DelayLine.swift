@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The delay of one output on the render thread: a ring of the output's last samples, read
 /// back `current` frames late. Allocated, sized and freed on the control thread
 /// (`DelayLinePool`), handed to the render thread in the plan; only the render thread writes
@@ -216,16 +220,25 @@ package struct DelayLinePool {
     /// How many lines are allocated (tests).
     var allocated: Int { holders.count }
 
+    /// A ring (256 kB and more) is mapped from the kernel, not taken from malloc: glibc raises
+    /// its threshold for mapping to the size of the biggest mapped block freed, so freeing one
+    /// ring through free() (the warm-up's, a delay removed) would make every later allocation
+    /// of the daemon up to that size come from its heap, for good (BENCHMARKS.md, "Footprint").
+    /// The kernel's pages come zeroed: silence.
     private static func make(capacity: Int, silentPast: Bool) -> UnsafeMutablePointer<DelayLine> {
-        let ring = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
-        ring.initialize(repeating: 0, count: capacity)
+        let bytes = capacity * MemoryLayout<Float>.stride
+        guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+              mapped != MAP_FAILED else {
+            fatalError("cannot map a delay line's \(bytes) bytes")
+        }
+        let ring = mapped.bindMemory(to: Float.self, capacity: capacity)
         let line = UnsafeMutablePointer<DelayLine>.allocate(capacity: 1)
         line.initialize(to: DelayLine(ring: ring, capacity: capacity, startsSilent: silentPast))
         return line
     }
 
     private static func free(_ line: UnsafeMutablePointer<DelayLine>) {
-        line.pointee.ring.deallocate()
+        munmap(line.pointee.ring, line.pointee.capacity * MemoryLayout<Float>.stride)
         line.deinitialize(count: 1)
         line.deallocate()
     }

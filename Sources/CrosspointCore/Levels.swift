@@ -267,9 +267,11 @@ public final class LevelMeter {
     public private(set) var collectedFrames = 0
 
     public init() {
+        // The warm-up's own banks first: freed, they are the memory this meter's banks then
+        // take, so that the daemon's heap does not grow by both (64 kB each).
+        LevelMeter.warmUp()
         state = .allocate(capacity: 1)
         state.initialize(to: LevelState())
-        LevelMeter.warmUp()
     }
 
     /// Measures a block once, off the render thread, so that the runtime metadata the

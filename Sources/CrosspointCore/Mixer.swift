@@ -117,7 +117,8 @@ public struct Mixer: Equatable, Sendable {
         // not indices (nor channel names, which never start with a sign or a digit run alone).
         let signed = token.first == "-" || token.first == "+"
         let digits = signed ? Substring(token.dropFirst()) : Substring(token)
-        if !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }) {
+        // Digits told by their bytes, not Unicode's property tables (BENCHMARKS.md, "Footprint").
+        if !digits.isEmpty, digits.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
             guard digits == "0" || digits.first != "0", token.first != "+", !(signed && digits == "0"),
                   let index = Int(String(token)) else {
                 throw .invalidValue(key: what, reason: "'\(token)' is not an index; write indices as plain numbers (0, 1, 12)")
@@ -270,6 +271,11 @@ public struct Mixer: Equatable, Sendable {
         return Float(gain)
     }
 
+    /// An ASCII letter or digit, as a UTF-8 byte.
+    private static func isASCIILetterOrDigit(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+    }
+
     /// Checks channel names: as many as `count`, each a valid name, none twice.
     public static func checkChannels(_ names: [String], count: Int, what: String) throws(CrosspointError) {
         guard names.count == count else {
@@ -277,13 +283,15 @@ public struct Mixer: Equatable, Sendable {
         }
         var seen = Set<String>()
         for name in names {
+            // ASCII letters, digits and _ told by their bytes, not Unicode's property tables
+            // (BENCHMARKS.md, "Footprint").
             guard (1...channelNameLimit).contains(name.utf8.count),
-                  name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
+                  name.utf8.allSatisfy({ isASCIILetterOrDigit($0) || $0 == UInt8(ascii: "_") }) else {
                 throw .invalidValue(
                     key: "\(what).position",
                     reason: "'\(name.prefix(80))' is not a channel name (1 to \(channelNameLimit) ASCII letters, digits and _)")
             }
-            guard !name.allSatisfy(\.isNumber) else {
+            guard !name.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else {
                 throw .invalidValue(key: "\(what).position", reason: "'\(name)' is a number, which would read as an index; name channels with a letter")
             }
             guard seen.insert(name).inserted else {

@@ -203,12 +203,14 @@ final class MIDIControlCenter: NodePart {
     /// The controls that moved since the last call.
     private func collect() -> [MIDIRecord] { realtime?.inbox.collect() ?? [] }
 
-    /// The key being learned, and until when (`midi.learn`).
-    private var learning: (key: String, until: ContinuousClock.Instant)?
+    /// The key being learned, and until when (`midi.learn`; milliseconds on the monotonic
+    /// clock: `ContinuousClock` is _Concurrency's, which would link it and libdispatch into the
+    /// module, BENCHMARKS.md "Footprint").
+    private var learning: (key: String, until: Int64)?
 
     /// Starts learning a mapping to `key` (nil: stops).
     private func learn(_ key: String?) {
-        learning = key.map { ($0, .now + .seconds(MIDILearn.timeoutSeconds)) }
+        learning = key.map { ($0, LevelPublisher.now() + Int64(MIDILearn.timeoutSeconds) * 1000) }
     }
 
     enum Learning { case notLearning, waiting, learned(MIDIMapping) }
@@ -217,7 +219,7 @@ final class MIDIControlCenter: NodePart {
     /// `.waiting` when none suited it (the records then move nothing).
     private func learning(from records: [MIDIRecord]) -> Learning {
         guard let current = learning else { return .notLearning }
-        guard ContinuousClock.now < current.until else {
+        guard LevelPublisher.now() < current.until else {
             learning = nil
             return .notLearning
         }

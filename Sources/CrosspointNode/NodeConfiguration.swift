@@ -64,7 +64,8 @@ public struct NodeConfiguration: Sendable {
     /// a value of the wrong form or out of range.
     public init(arguments text: String?) throws(ArgumentError) {
         var pairs: [(String, SPAJSONValue)] = []
-        if let text, !text.allSatisfy(\.isWhitespace) {
+        // ASCII white space told without Unicode's property tables (BENCHMARKS.md, "Footprint").
+        if let text, !text.allSatisfy({ c in c.asciiValue.map { $0 == 0x20 || (0x09...0x0D).contains($0) } ?? c.isWhitespace }) {
             guard case let .object(object)? = SPAJSONValue(parsing: text) else {
                 throw ArgumentError(argument: String(text.prefix(80)), reason: "the arguments are not a SPA-JSON object { key = value ... }")
             }
@@ -83,7 +84,7 @@ public struct NodeConfiguration: Sendable {
             }
             if known.contains(key) {
                 values[key] = value
-            } else if NodeConfiguration.passThroughPrefixes.contains(where: { key.hasPrefix($0) }) {
+            } else if NodeConfiguration.passThroughPrefixes.contains(where: { key.startsWithBytes($0) }) {
                 extra.append((key, value.text))
             } else {
                 throw ArgumentError(

@@ -170,14 +170,14 @@ public struct StateStore: Sendable {
     /// `$XDG_STATE_HOME` when it is an absolute path (the XDG spec ignores a relative one), else
     /// `$HOME/.local/state`, else the home directory of the user in the password database.
     static func stateHome(_ environment: [String: String]) throws(StateError) -> String {
-        if let xdg = environment["XDG_STATE_HOME"], xdg.hasPrefix("/") { return xdg }
-        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/state" }
+        if let xdg = environment["XDG_STATE_HOME"], xdg.startsWithBytes("/") { return xdg }
+        if let home = environment["HOME"], home.startsWithBytes("/") { return home + "/.local/state" }
         var entry = passwd()
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
         if getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let dir = entry.pw_dir {
             let home = String(cString: dir)
-            if home.hasPrefix("/") { return home + "/.local/state" }
+            if home.startsWithBytes("/") { return home + "/.local/state" }
         }
         throw StateError("there is no XDG_STATE_HOME or HOME to keep the state in")
     }

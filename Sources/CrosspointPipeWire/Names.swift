@@ -57,7 +57,16 @@ public enum MediaClass {
     /// node's links passive: one that names a sink or a source (`Audio/Sink`,
     /// `Audio/Source/Virtual`, `Audio/Duplex` does not: it is neither word).
     public static func isDevice(_ mediaClass: String?) -> Bool {
-        mediaClass.map { $0.contains("Sink") || $0.contains("Source") } ?? false
+        mediaClass.map { holds($0, "Sink") || holds($0, "Source") } ?? false
+    }
+
+    /// Whether `text` holds `word`, byte by byte, as PipeWire's `strstr`. Not
+    /// `String.contains(_:)`, which is _StringProcessing's: it would link that library and
+    /// _RegexParser into the module, 1 MB of code (BENCHMARKS.md, "Footprint").
+    static func holds(_ text: String, _ word: String) -> Bool {
+        let a = Array(text.utf8), b = Array(word.utf8)
+        guard b.count <= a.count else { return false }
+        return (0...(a.count - b.count)).contains { a[$0..<($0 + b.count)].elementsEqual(b) }
     }
 }
 
@@ -121,14 +130,23 @@ public enum PortName {
     public static func output(_ channel: String) -> String { "\(outputPrefix)_\(channel)" }
     /// The channel of a mixer input's port name (`in_FL` -> `FL`), nil for another port.
     public static func inputChannel(_ name: String) -> String? {
-        name.hasPrefix(inputPrefix + "_") ? String(name.dropFirst(inputPrefix.count + 1)) : nil
+        name.startsWithBytes(inputPrefix + "_") ? String(name.dropFirst(inputPrefix.count + 1)) : nil
     }
     /// The channel of a mixer output's port name (`out_FL` -> `FL`), nil for another port.
     public static func outputChannel(_ name: String) -> String? {
-        name.hasPrefix(outputPrefix + "_") ? String(name.dropFirst(outputPrefix.count + 1)) : nil
+        name.startsWithBytes(outputPrefix + "_") ? String(name.dropFirst(outputPrefix.count + 1)) : nil
     }
     /// True if `name` is one of a node's input ports (a mixer input or `midi_in`).
     public static func isInput(_ name: String) -> Bool {
-        name.hasPrefix(inputPrefix + "_") || name == "\(midiPrefix)_in"
+        name.startsWithBytes(inputPrefix + "_") || name == "\(midiPrefix)_in"
     }
+}
+
+extension String {
+    /// Whether the string starts with `prefix`, byte by byte (UTF-8), as PipeWire compares
+    /// names and the kernel paths. Not `hasPrefix(_:)` where the node runs it: a true answer
+    /// goes on to the standard library's grapheme check (`_slowRoundDownToNearestCharacter`),
+    /// and the daemon then keeps the 128 kB of the standard library's code around it
+    /// (BENCHMARKS.md, "Footprint").
+    public func startsWithBytes(_ prefix: String) -> Bool { utf8.starts(with: prefix.utf8) }
 }

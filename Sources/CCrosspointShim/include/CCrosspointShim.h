@@ -51,8 +51,8 @@ struct spa_pod *cpshim_prop_info_bool(struct spa_pod_builder *b, const char *nam
 struct spa_pod *cpshim_prop_info_int_array(struct spa_pod_builder *b, const char *name,
                                            const char *description, int32_t min, int32_t max);
 
-// spa_debug_type_find_short_name takes SPA_TYPE_ROOT, a macro over a static array: the short
-// name of a pod type ("Int", "Struct"), or "unknown".
+// The short name of a pod type ("Int", "Struct"), as spa_debug_type_find_short_name gives it
+// for the basic types, or "unknown".
 const char *cpshim_type_name(uint32_t type);
 // PropInfo of a list of channel names (a Struct of strings).
 struct spa_pod *cpshim_prop_info_strings(struct spa_pod_builder *b, const char *name, const char *description);
