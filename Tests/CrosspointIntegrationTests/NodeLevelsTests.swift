@@ -367,6 +367,9 @@ struct NodeLevelsTests {
         try Wait.until("pw-mon to list the node") {
             ((try? String(contentsOfFile: monitor, encoding: .utf8)) ?? "").contains("\tid: \(id)\n")
         }
+        // And a second for it to finish listing, as before the waits: with the meter started at
+        // once, CI on 1.4 counted 3 changes of params (the limit is 2); why is not known yet.
+        usleep(1_000_000)
         let meter = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "50"])
         try Wait.until("20 level updates in pw-mon", timeout: 15) { levelUpdates() >= 20 }
         // A real change, as a control: this one must show as changed params.
@@ -374,6 +377,7 @@ struct NodeLevelsTests {
         try Wait.until("the control change in pw-mon") { paramUpdates() >= 1 }
         usleep(500_000)  // more level updates, for any republishing of Props to show
         #expect(meter.interrupt() == 0)
+        usleep(300_000)  // what the meter's release would republish, seen
         mon.signal(SIGINT)
         mon.wait(timeout: 5)
         let levels = (0..<levelUpdates()), params = (0..<paramUpdates())
