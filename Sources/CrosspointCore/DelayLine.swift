@@ -35,6 +35,8 @@ struct DelayLine {
     /// A line made with the mixer, before it ever played: its ring of zeros is the output's
     /// true past (silence), so its first delay is played from the first frame, without a fade.
     var startsSilent = false
+    /// Whether `ring` was mapped from the kernel (`DelayLinePool`), not allocated.
+    var isMapped = false
 
     /// The longest delay the ring can play whatever the block size.
     var maximumDelay: Int { capacity - maximumFrameCount }
@@ -227,18 +229,25 @@ package struct DelayLinePool {
     /// The kernel's pages come zeroed: silence.
     private static func make(capacity: Int, silentPast: Bool) -> UnsafeMutablePointer<DelayLine> {
         let bytes = capacity * MemoryLayout<Float>.stride
-        guard let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-              mapped != MAP_FAILED else {
-            fatalError("cannot map a delay line's \(bytes) bytes")
-        }
-        let ring = mapped.bindMemory(to: Float.self, capacity: capacity)
         let line = UnsafeMutablePointer<DelayLine>.allocate(capacity: 1)
-        line.initialize(to: DelayLine(ring: ring, capacity: capacity, startsSilent: silentPast))
+        if let mapped = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), mapped != MAP_FAILED {
+            let ring = mapped.bindMemory(to: Float.self, capacity: capacity)
+            line.initialize(to: DelayLine(ring: ring, capacity: capacity, startsSilent: silentPast, isMapped: true))
+        } else {
+            // No mapping to be had (a limit on the daemon's mappings): from malloc, as before.
+            let ring = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
+            ring.initialize(repeating: 0, count: capacity)
+            line.initialize(to: DelayLine(ring: ring, capacity: capacity, startsSilent: silentPast))
+        }
         return line
     }
 
     private static func free(_ line: UnsafeMutablePointer<DelayLine>) {
-        munmap(line.pointee.ring, line.pointee.capacity * MemoryLayout<Float>.stride)
+        if line.pointee.isMapped {
+            munmap(line.pointee.ring, line.pointee.capacity * MemoryLayout<Float>.stride)
+        } else {
+            line.pointee.ring.deallocate()
+        }
         line.deinitialize(count: 1)
         line.deallocate()
     }
