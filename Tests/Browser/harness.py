@@ -203,13 +203,7 @@ class Sandbox:
         self.dir = tempfile.mkdtemp(prefix="crosspoint-browser.", dir="/tmp")
         os.rmdir(self.dir)  # scripts/sandbox makes it (and removes it on stop)
         os.makedirs(os.path.join(self.dir, "dropin"))
-        dropin = os.path.join(self.dir, "dropin", "crosspoint-browser.conf")
-        with open(dropin, "w") as f:
-            f.write("context.modules = [\n")
-            for args in self.nodes:
-                body = " ".join(f"{k} = {spa_value(v)}" for k, v in args.items())
-                f.write(f"    {{ name = libpipewire-module-crosspoint args = {{ {body} }} }}\n")
-            f.write("]\n")
+        dropin = self.write_dropin(self.nodes)
         env = dict(os.environ, CROSSPOINT_DROPINS=dropin, CROSSPOINT_MODULE_DIR=BIN)
         result = subprocess.run([os.path.join(ROOT, "scripts/sandbox"), "start", self.dir], env=env,
                                 capture_output=True, text=True, timeout=60)
@@ -228,6 +222,21 @@ class Sandbox:
         for args in self.nodes:
             self.wait(f"node {args['node.name']}", lambda: self.node_id(args["node.name"]), timeout=20)
         return self
+
+    def write_dropin(self, nodes, installed=False):
+        """The drop-in: one module instance per node, in this order. scripts/sandbox start copies
+        it into the daemon's configuration; with `installed`, the copy there is rewritten (what
+        the next restart_daemon loads: a user's edited configuration)."""
+        dropin = os.path.join(self.dir, "config/pipewire/pipewire.conf.d" if installed else "dropin",
+                              "crosspoint-browser.conf")
+        with open(dropin + ".new", "w") as f:
+            f.write("context.modules = [\n")
+            for args in nodes:
+                body = " ".join(f"{k} = {spa_value(v)}" for k, v in args.items())
+                f.write(f"    {{ name = libpipewire-module-crosspoint args = {{ {body} }} }}\n")
+            f.write("]\n")
+        os.replace(dropin + ".new", dropin)
+        return dropin
 
     def restart_daemon(self):
         result = subprocess.run([os.path.join(ROOT, "scripts/sandbox"), "restart-daemon", self.dir],

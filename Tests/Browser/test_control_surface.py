@@ -1405,8 +1405,13 @@ class ControlSurface(unittest.TestCase):
 
     def test_daemon_restart(self):
         """8. scripts/sandbox restart-daemon: the banner shows disconnected meanwhile, and the node
-        comes back on the page afterwards."""
+        comes back on the page afterwards. The user edited the configuration meanwhile (xp-2x2 moved
+        to the end), so the node comes back under another id, and its old id is now the next
+        node's (objects take ids in the order they are made): the page follows the node by name,
+        not by id, and never shows another node in its place."""
         node, inputs, outputs = self.open_node("xp-2x2")
+        moved = [n for n in NODES if n["node.name"] != "xp-2x2"] + [n for n in NODES if n["node.name"] == "xp-2x2"]
+        self.sandbox.write_dropin(moved, installed=True)
         self.browser.js("""
             window.__xpStatus = [];
             const s = document.querySelector("[data-testid='status']");
@@ -1419,10 +1424,23 @@ class ControlSurface(unittest.TestCase):
         log(f"restart-daemon took {t_back - t0:.0f} ms")
         wait_until("the banner to say connected again", lambda: self.browser.attr("status", "data-connected") == "true"
                    and any(e[1] == "false" for e in self.browser.js("return window.__xpStatus;")), timeout=20)
-        new_node = self.sandbox.node_id("xp-2x2")
-        wait_until("the page to show xp-2x2 again (its new id)", lambda: self.browser.js(
-            "const s = window.crosspointStats; return !!(s && s.nodeId == arguments[0]) && "
-            "document.querySelectorAll('[data-testid^=\"cell-\"]').length == arguments[1];", new_node, inputs * outputs), timeout=20)
+        objects = self.sandbox.dump()
+        new_node = self.sandbox.node_id("xp-2x2", objects)
+        self.assertNotEqual(new_node, node, "xp-2x2 kept its id although the configuration now makes it later")
+        old_id_now = next((self.sandbox.props_of(o).get("node.name") for o in objects
+                           if o["type"] == "PipeWire:Interface:Node" and o["id"] == node), None)
+        self.assertIn(old_id_now, [n["node.name"] for n in NODES],
+                      f"the test's premise: xp-2x2's old id {node} is now another Crosspoint node's")
+        try:
+            wait_until("the page to show xp-2x2 again (its new id)", lambda: self.browser.js(
+                "const s = window.crosspointStats; return !!(s && s.nodeId == arguments[0]) && "
+                "document.querySelectorAll('[data-testid^=\"cell-\"]').length == arguments[1];", new_node, inputs * outputs),
+                timeout=20)
+        except Failure as e:
+            page = self.browser.js("return {shown: window.crosspointStats.nodeId, watched: S.nodeId, name: S.nodeName, "
+                                   "nodes: S.nodes.map((n) => n.name + ' ' + n.id), empty: document.getElementById('empty').textContent, "
+                                   "cells: document.querySelectorAll('[data-testid^=\"cell-\"]').length};")
+            raise Failure(f"{e}: xp-2x2 was {node}, is {new_node} (its old id now {old_id_now}); the page: {page}")
         back = time.time() * 1000
         events = self.browser.js("return window.__xpStatus;")
         down = next((e for e in events if e[1] == "false"), None)
@@ -1439,7 +1457,8 @@ class ControlSurface(unittest.TestCase):
         figure("daemon_restart", f"banner disconnected {down[0] - t0:.0f} ms after the restart began ({down[2]!r}); "
                                  f"connected again {up[0] - t0:.0f} ms after it began (restart-daemon returned after "
                                  f"{t_back - t0:.0f} ms, once the daemon and WirePlumber were up) "
-                                 f"(node id {node} -> {new_node}, picker value {picked}, shown {back - t0:.0f} ms after the "
+                                 f"(node id {node} -> {new_node}, its old id now {old_id_now or 'unused'}; "
+                                 f"picker value {picked}, shown {back - t0:.0f} ms after the "
                                  f"restart began); a click works after")
 
 

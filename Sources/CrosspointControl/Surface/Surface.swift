@@ -304,7 +304,10 @@ package final class Surface: @unchecked Sendable {
             } catch {
                 for (subscriber, watch) in watching where watch.node == id {
                     subscriber.messages.yield(Surface.message("gone", [("id", "\(id)")]))
-                    subscriber.watch.withLock { $0 = (nil, false) }
+                    // Only if it still watches this node: a page may have asked for another
+                    // since `watching` was read (after a daemon restart it asks for its node's
+                    // old id, then, once the list comes, for the new one).
+                    subscriber.watch.withLock { if $0.node == id { $0 = (nil, false) } }
                 }
                 sent[id] = nil
                 continue

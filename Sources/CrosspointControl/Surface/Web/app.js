@@ -115,7 +115,8 @@ function notice(message) {
 const S = {
   locked: false,  // no token: every request answered 401
   nodes: [],              // [{id, name, description, inputs, outputs}]
-  nodeId: null,           // the watched node
+  nodeId: null,           // the watched node's id (the daemon's: another after a restart, and a freed id goes to the next object)
+  nodeName: null,         // ... and its node.name: what the page follows (see chooseNode)
   node: null,             // the watched node's object as the server last sent it (the truth)
   local: new Map(),       // key -> {v, until}: optimistic values (dragging, requests on their way)
   wsUp: false,
@@ -177,7 +178,7 @@ function change(key, v) {
 
 /** The server's node arrived (WebSocket `node`, or the answer of a POST). */
 function applyNode(node, fromSocket) {
-  if (!node || node.id !== S.nodeId) return;
+  if (!node || node.id !== S.nodeId || (S.nodeName != null && node.name !== S.nodeName)) return;
   const prev = S.node;
   S.node = node;
   if (fromSocket && S.local.size) {
@@ -356,9 +357,12 @@ function onMessage(m) {
       break;
     case 'gone':
       if (m.id === S.nodeId) {
-        S.node = null;
-        showEmpty('The node went away. Waiting for it (or pick another)…');
-        renderHeader();
+        if (S.nodeName != null) unwatch(S.nodeName);
+        else {
+          S.node = null;
+          showEmpty('The node went away. Waiting for it (or pick another)…');
+          renderHeader();
+        }
       }
       break;
     case 'error':
@@ -404,7 +408,17 @@ function renderNodeInfo() {
 }
 
 function chooseNode() {
-  if (S.nodeId != null && S.nodes.some((n) => n.id === S.nodeId)) { renderNodeInfo(); return; }
+  // The node watched is followed by its name: after a daemon restart it may have another id,
+  // and its old id another node (objects take ids in the order they are made). While it is
+  // not there the page waits for it rather than show another node in its place.
+  if (S.nodeName != null) {
+    const same = S.nodes.find((n) => n.name === S.nodeName);
+    if (same && same.id === S.nodeId) { renderNodeInfo(); return; }
+    if (same) { watch(same.id); return; }
+    if (S.nodeId != null) unwatch(S.nodeName);
+    renderNodeInfo();
+    return;
+  }
   let saved = null;
   try { saved = JSON.parse(localStorage.getItem(LS_NODE) || 'null'); } catch (e) { /* ignore */ }
   // ?node=NAME_OR_ID in the page address picks a node (a bookmark); then the last choice.
@@ -419,6 +433,8 @@ function watch(id) {
   Q.clear();
   closeEditor();
   S.nodeId = id;
+  const n = id == null ? null : S.nodes.find((x) => x.id === id);
+  S.nodeName = n ? n.name : null;
   S.node = null;
   S.local.clear();
   resetMeters();
@@ -431,6 +447,21 @@ function watch(id) {
   if (id != null && !(ws && ws.readyState === WebSocket.OPEN)) {
     api('api/nodes/' + id).then((n) => applyNode(n, false)).catch(() => {});
   }
+}
+
+/** The watched node is gone: nothing is sent to its old id (which the next node made may take),
+ * and the page waits for a node of that name. */
+function unwatch(name) {
+  Q.clear();
+  closeEditor();
+  S.nodeId = null;
+  S.node = null;
+  S.local.clear();
+  resetMeters();
+  $('node-picker').value = '';
+  showEmpty(name + ' went away. Waiting for it (or pick another)…');
+  renderHeader();
+  sendWatch(null);
 }
 
 function showEmpty(text) {
