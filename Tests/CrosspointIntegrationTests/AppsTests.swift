@@ -272,18 +272,17 @@ struct AppsTests {
         let id = try #require(graph.nodeID(name))
 
         let out = folder + "/serve"
-        let port = Int.random(in: 30000...39999)
-        let server = try sandbox.start([crosspointExecutable, "serve", "--port", "\(port)"], stdout: out + ".out", stderr: out + ".err")
+        let server = try sandbox.start([crosspointExecutable, "serve", "--port", "0"], stdout: out + ".out", stderr: out + ".err")
         defer { server.stop() }
-        let token = try Wait.forValue("serve to start", describe: { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }) {
-            () throws -> String? in
-            let text = (try? String(contentsOfFile: out + ".out", encoding: .utf8)) ?? ""
-            if let range = text.range(of: "?token=") { return String(text[range.upperBound...].prefix { !$0.isWhitespace }) }
+        let started = try Wait.forValue("serve to start", describe: { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }) {
+            () throws -> ServeAnnouncement? in
+            if let started = ServeAnnouncement((try? String(contentsOfFile: out + ".out", encoding: .utf8)) ?? "") { return started }
             guard server.isRunning else {
                 throw SandboxError("serve did not start: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
             }
             return nil
         }
+        let (port, token) = (started.port, started.token)
         /// The status and body of a request (a body is sent as JSON).
         func request(_ path: String, _ body: String? = nil, token given: String? = nil) -> (status: Int, body: String) {
             let sending = body.map { ["-H", "Content-Type: application/json", "-d", $0] } ?? []

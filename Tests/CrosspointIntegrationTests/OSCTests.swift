@@ -25,12 +25,11 @@ struct OSCTests {
             folder = NSTemporaryDirectory() + "crosspoint-osc-\(UInt32.random(in: 0..<UInt32.max))"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try Self.token.write(toFile: folder + "/token", atomically: true, encoding: .utf8)
-            port = Int.random(in: 20000...29999)
-            server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "\(port)", "--token-file", folder + "/token"],
+            server = try sandbox.start([crosspointExecutable, "serve", "--port", "0", "--osc", "0", "--token-file", folder + "/token"],
                                        stdout: folder + "/serve.out", stderr: folder + "/serve.err")
-            let (folder, port) = (folder, port)
-            try Wait.until("the server to listen") {
-                (try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8))?.contains("OSC: udp://127.0.0.1:\(port)") == true
+            let folder = folder
+            port = try Wait.forValue("the server to listen") {
+                ServeAnnouncement((try? String(contentsOfFile: folder + "/serve.out", encoding: .utf8)) ?? "", expectingOSC: true)?.osc
             }
         }
 

@@ -28,22 +28,20 @@ struct ServeSecurityTests {
 
         init(_ sandbox: Sandbox, listen: String = "127.0.0.1", prefix: [String] = []) throws {
             out = NSTemporaryDirectory() + "serve-security-\(UInt32.random(in: 0..<UInt32.max))"
-            port = Int.random(in: 30000...39999)
-            osc = port + 10000
-            process = try sandbox.start(prefix + [crosspointExecutable, "serve", "--listen", listen, "--port", "\(port)", "--osc", "\(osc)"],
+            process = try sandbox.start(prefix + [crosspointExecutable, "serve", "--listen", listen, "--port", "0", "--osc", "0"],
                                         stdout: out + ".out", stderr: out + ".err")
             let (out, process) = (out, process)
-            token = try Wait.forValue("serve to start", describe: { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }) {
-                () throws -> String? in
-                let text = (try? String(contentsOfFile: out + ".out", encoding: .utf8)) ?? ""
-                if text.contains("OSC: udp://"), let range = text.range(of: "?token=") {
-                    return String(text[range.upperBound...].prefix { !$0.isWhitespace })
+            let started = try Wait.forValue("serve to start", describe: { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }) {
+                () throws -> ServeAnnouncement? in
+                if let started = ServeAnnouncement((try? String(contentsOfFile: out + ".out", encoding: .utf8)) ?? "", expectingOSC: true) {
+                    return started
                 }
                 guard process.isRunning else {
                     throw SandboxError("serve did not start: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
                 }
                 return nil
             }
+            (port, osc, token) = (started.port, started.osc ?? 0, started.token)
         }
 
         var log: String { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }
