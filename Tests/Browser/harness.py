@@ -368,6 +368,41 @@ class Sandbox:
             time.sleep(0.2)
         raise Failure(f"pw-link {output} {input} failed ({result.returncode}): {result.stderr.strip()[:300]}")
 
+    def links(self, objects=None):
+        """Every link as ("node:port", "node:port") pairs (output, input)."""
+        objects = objects or self.dump()
+        names = {o["id"]: self.props_of(o).get("node.name") for o in objects if o["type"] == "PipeWire:Interface:Node"}
+        ports = {o["id"]: f"{names.get(self.props_of(o).get('node.id'))}:{self.props_of(o).get('port.name')}"
+                 for o in objects if o["type"] == "PipeWire:Interface:Port"}
+        return {(ports.get(o["info"]["output-port-id"]), ports.get(o["info"]["input-port-id"]))
+                for o in objects if o["type"] == "PipeWire:Interface:Link" and o.get("info")}
+
+    def link_all(self, pairs):
+        """Links (OUTPUT, INPUT) pairs ("node:port" each) in one batch, as the Swift rig does: one
+        pw-cli, already connected, asks the link factory for them all within milliseconds; a
+        pw-link each took long enough on a loaded machine for a player to play into some of
+        its links before the others were there. Waits until all exist. Lingering links."""
+        commands = []
+        for output, input in pairs:
+            (out_node, out_port), (in_node, in_port) = output.split(":", 1), input.split(":", 1)
+            commands.append(f"create-link {out_node} {out_port} {in_node} {in_port} {{ object.linger = true }}\n")
+        cli = subprocess.Popen(["pw-cli"], env=self.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        try:
+            cli.stdin.write("".join(commands))
+            cli.stdin.flush()
+            self.wait(f"{len(pairs)} link(s), {pairs[0][0]} -> {pairs[0][1]} first",
+                      lambda: set(pairs) <= self.links(), timeout=10)
+        finally:
+            # `quit`, not the end of its input: 0.3.65's pw-cli spins at the end of its input.
+            try:
+                cli.stdin.write("quit\n")
+                cli.stdin.close()
+            except OSError:
+                pass
+            if not _waited(cli, 5):
+                stop_process(cli)
+
     def play(self, channels, name, seconds_note=""):
         """Starts pw-cat playing `channels` (lists of samples) as node `name` (not autoconnected)
         and waits for its output ports. Returns the process."""
@@ -407,9 +442,8 @@ class Sandbox:
             recorder, wav = self.record(sink, positions + [reference], f"recorder-{tag}")
             time.sleep(0.3)
             player = self.play(signal, f"player-{tag}")
-            self.link(f"player-{tag}:output_AUX0", f"{sink}:playback_{reference}")
-            for c, i in enumerate(inputs):
-                self.link(f"player-{tag}:output_AUX{c}", f"{node_name}:{in_ports[i]}")
+            self.link_all([(f"player-{tag}:output_AUX0", f"{sink}:playback_{reference}")]
+                          + [(f"player-{tag}:output_AUX{c}", f"{node_name}:{in_ports[i]}") for c, i in enumerate(inputs)])
             player.wait(timeout=30)
             time.sleep(0.3)
             stop_process(recorder)
@@ -432,6 +466,15 @@ def flat_props(o):
     if "mute" in props:
         out["mute.master"] = props["mute"]
     return out
+
+
+def _waited(process, timeout):
+    """Whether `process` ended within `timeout` seconds."""
+    try:
+        process.wait(timeout=timeout)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
 
 
 def stop_process(process, timeout=5):

@@ -250,8 +250,7 @@ class ControlSurface(unittest.TestCase):
         player = self.sandbox.play(channels, f"player-{tag}")
         objs = self.sandbox.dump()
         ports = self.sandbox.ports(self.sandbox.node_id(node_name, objs), "input", objs)
-        for c, i in enumerate(inputs):
-            self.sandbox.link(f"player-{tag}:output_AUX{c}", f"{node_name}:{ports[i]}")
+        self.sandbox.link_all([(f"player-{tag}:output_AUX{c}", f"{node_name}:{ports[i]}") for c, i in enumerate(inputs)])
         return player
 
     # ------------------------------------------------------------ 1. the grid shows the node's real matrix
@@ -1406,7 +1405,7 @@ class ControlSurface(unittest.TestCase):
     def test_daemon_restart(self):
         """8. scripts/sandbox restart-daemon: the banner shows disconnected meanwhile, and the node
         comes back on the page afterwards. The user edited the configuration meanwhile (xp-2x2 moved
-        to the end), so the node comes back under another id, and its old id is now the next
+        to the end), so the node comes back under another id, and its old id may now be the next
         node's (objects take ids in the order they are made): the page follows the node by name,
         not by id, and never shows another node in its place."""
         node, inputs, outputs = self.open_node("xp-2x2")
@@ -1429,8 +1428,9 @@ class ControlSurface(unittest.TestCase):
         self.assertNotEqual(new_node, node, "xp-2x2 kept its id although the configuration now makes it later")
         old_id_now = next((self.sandbox.props_of(o).get("node.name") for o in objects
                            if o["type"] == "PipeWire:Interface:Node" and o["id"] == node), None)
-        self.assertIn(old_id_now, [n["node.name"] for n in NODES],
-                      f"the test's premise: xp-2x2's old id {node} is now another Crosspoint node's")
+        # Run alone, its old id is xp-show's now (the page then must not show xp-show in its
+        # place); after the other tests the daemon has made other objects in between and the old
+        # id may be no node's. The figure says which.
         try:
             wait_until("the page to show xp-2x2 again (its new id)", lambda: self.browser.js(
                 "const s = window.crosspointStats; return !!(s && s.nodeId == arguments[0]) && "

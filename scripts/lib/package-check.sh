@@ -25,7 +25,7 @@ mkdir -p "$out" "$XDG_RUNTIME_DIR"
 chmod 0700 "$XDG_RUNTIME_DIR"
 
 step() { echo "-- $phase: $*" >&2; }
-fail() { echo "package-check ($phase): $*" >&2; exit 1; }
+fail() { echo "package-check: failed ($phase): $*" >&2; exit 1; }
 # Runs COMMAND... every 0.1 s until it succeeds, for at most SECONDS: wait_until SECONDS COMMAND...
 wait_until() {
     local tries=$(($1 * 10))
@@ -67,6 +67,25 @@ link() {
     error=$(pw-link "$1" "$2" 2>&1) || [[ $error == *"File exists"* ]] || fail "pw-link $1 $2: $error"
 }
 
+# Whether OUTPUT is linked to INPUT.
+linked() { pw-link -l 2>/dev/null | grep -A8 -xF "$1" | grep -qF -- "|-> $2"; }
+
+# Links OUTPUT INPUT OUTPUT INPUT ... in one batch: one pw-cli, already connected, asks for
+# them all within milliseconds (a pw-link each took long enough on a busy machine for a
+# player to play its left channel alone). Links there already are fine (see link).
+link_all() {
+    local -a pairs=("$@") commands=()
+    local i out in
+    all_linked() { for ((i = 0; i + 1 < ${#pairs[@]}; i += 2)); do linked "${pairs[i]}" "${pairs[i+1]}" || return 1; done; }
+    for ((i = 0; i + 1 < ${#pairs[@]}; i += 2)); do
+        out=${pairs[i]} in=${pairs[i+1]}
+        commands+=("create-link ${out%%:*} ${out#*:} ${in%%:*} ${in#*:} { object.linger = true }")
+    done
+    # pw-cli gets `quit` once the links are there (at the end of its input 0.3.65's spins).
+    { printf '%s\n' "${commands[@]}"; wait_until 10 all_linked; echo quit; } | timeout 30 pw-cli >/dev/null 2>&1
+    all_linked || fail "not linked: $* (pw-link -l: $(pw-link -l 2>&1 | head -n 20))"
+}
+
 # A null sink with one MONO channel stands in for a device.
 make_sink() {
     pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=check-sink
@@ -85,8 +104,7 @@ play_and_record() {
     pw-cat --playback -P '{ node.autoconnect = false node.name = check-player }' "$out/in.wav" &
     player=$!
     wait_until 10 has_port -o check-player:output_FL || fail "the player has no ports"
-    link check-player:output_FL "$left"
-    link check-player:output_FR "$right"
+    link_all check-player:output_FL "$left" check-player:output_FR "$right"
     wait "$player"
     sleep 0.3
     kill -INT "$recorder"
