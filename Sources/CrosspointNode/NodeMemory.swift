@@ -26,10 +26,17 @@ final class NodeMemory: NodePart {
 
     private(set) public var links: Set<RememberedLink> = []
     private var nodes: [UInt32: String] = [:]                       // id -> node.name
-    private var ports: [UInt32: (node: UInt32, name: String)] = [:]  // id -> owner, port.name
+    /// id -> owner, port.name, and which port object it is: the daemon gives a freed id to the
+    /// next object it makes (at once on 1.x), so an id alone does not say "the same port".
+    private var ports: [UInt32: (node: UInt32, name: String, generation: UInt64)] = [:]
+    private var portsSeen: UInt64 = 0
     private var live: [UInt32: (output: UInt32, input: UInt32)] = [:]  // link id -> port ids
-    /// Links just removed, with the port ids they joined: settled after a moment.
-    private var removedLinks: [(link: RememberedLink, output: UInt32, input: UInt32)] = []
+    /// Links just removed, with the ports they joined (id and generation): settled after a moment.
+    private var removedLinks: [(link: RememberedLink, output: PortRef, input: PortRef)] = []
+    private struct PortRef { let id: UInt32; let generation: UInt64 }
+
+    /// Whether the very port object `port` names is still there (not another one under its id).
+    private func stillThere(_ port: PortRef) -> Bool { ports[port.id]?.generation == port.generation }
     /// Links asked for and not yet announced, with their proxies: a proxy is let go once its
     /// link exists (the link lingers) or the request is settled.
     private var requested: [(output: UInt32, input: UInt32, proxy: OpaquePointer)] = []
@@ -210,7 +217,8 @@ final class NodeMemory: NodePart {
             if let name = value(PW_KEY_NODE_NAME) { nodes[id] = name }
         case "PipeWire:Interface:Port":
             guard let name = value(PW_KEY_PORT_NAME), let owner = value(PW_KEY_NODE_ID).flatMap({ UInt32($0) }) else { return }
-            ports[id] = (owner, name)
+            portsSeen &+= 1
+            ports[id] = (owner, name, portsSeen)
             if owner == ourID { linkRenamed(port: id, name: name) }
             relink()
         case "PipeWire:Interface:Link":
@@ -243,7 +251,10 @@ final class NodeMemory: NodePart {
                     remembered.seen = NodeMemory.now()  // live until now
                     links.update(with: remembered)
                 }
-                removedLinks.append((remembered, link.output, link.input))
+                if let output = ports[link.output], let input = ports[link.input] {
+                    removedLinks.append((remembered, PortRef(id: link.output, generation: output.generation),
+                                         PortRef(id: link.input, generation: input.generation)))
+                }
                 if let checkTimer { _ = cpshim_loop_arm_timer(loop, checkTimer, 300) }
             }
         }
@@ -347,7 +358,7 @@ final class NodeMemory: NodePart {
         let pending = removedLinks
         removedLinks = []
         dropRequests { _ in true }
-        for removal in pending where ports[removal.output] != nil && ports[removal.input] != nil {
+        for removal in pending where stillThere(removal.output) && stillThere(removal.input) {
             if links.remove(removal.link) != nil {
                 Log.debug("\(node.configuration.nodeName): forgets \(removal.link)")
                 scheduleSave()
@@ -380,7 +391,7 @@ final class NodeMemory: NodePart {
             let (output, input) = PortName.isInput(link.port) ? (peer, ours) : (ours, peer)
             if live.values.contains(where: { $0.output == output && $0.input == input })
                 || requested.contains(where: { $0.output == output && $0.input == input }) { continue }
-            if removedLinks.contains(where: { $0.link == link && ports[$0.output] != nil && ports[$0.input] != nil }) {
+            if removedLinks.contains(where: { $0.link == link && stillThere($0.output) && stillThere($0.input) }) {
                 continue  // just removed by a person, most likely: settle() decides
             }
             guard let outputNode = ports[output]?.node, let inputNode = ports[input]?.node,

@@ -46,7 +46,7 @@ struct OSCTests {
         let rig = try Rig()
         defer { rig.stop() }
         let (sandbox, folder, port, server) = (rig.sandbox, rig.folder, rig.port, rig.server)
-        let replies = port + 10000
+        let replies = try freeUDPPort()
         let dump = try sandbox.start(["stdbuf", "-oL", "oscdump", "\(replies)"], stdout: folder + "/dump.out", stderr: folder + "/dump.err")
         defer { dump.stop() }
         // Each message from one socket that sends the token first (liblo's oscsend picks a new

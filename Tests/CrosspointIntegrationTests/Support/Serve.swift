@@ -28,3 +28,24 @@ struct ServeAnnouncement {
         if expectingOSC && osc == nil { return nil }
     }
 }
+
+/// A UDP port on 127.0.0.1 that was free a moment ago (the kernel's pick, for a listener the
+/// test starts itself, such as liblo's oscdump, which takes no port 0): a socket bound to port
+/// 0, its port read and the socket closed.
+func freeUDPPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+    guard fd >= 0 else { throw SandboxError("socket: errno \(errno)") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
+            bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
+        }
+    }
+    guard bound else { throw SandboxError("bind or getsockname: errno \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
