@@ -32,18 +32,9 @@ public enum NameSuggestions {
         let t = typed.lowercased()
         return names.map { name in
             let n = name.lowercased()
-            if !t.isEmpty, n.hasPrefix(t) || (t.count >= 3 && holds(n, t)) { return min(1, distance(t, n)) }
+            if !t.isEmpty, n.hasPrefix(t) || (t.count >= 3 && n.containsBytes(t)) { return min(1, distance(t, n)) }
             return distance(t, n)
         }.min() ?? Int.max
-    }
-
-    /// Whether `text` holds `part`, Character by Character. Not `String.contains(_:)`, which is
-    /// _StringProcessing's: the module links this file, and that library with _RegexParser
-    /// would add 1 MB of code to it (BENCHMARKS.md, "Footprint").
-    static func holds(_ text: String, _ part: String) -> Bool {
-        let a = Array(text), b = Array(part)
-        guard b.count <= a.count else { return false }
-        return (0...(a.count - b.count)).contains { a[$0..<($0 + b.count)].elementsEqual(b) }
     }
 
     /// Those of `items` close enough to `typed` to suggest (at most a third of the typed length

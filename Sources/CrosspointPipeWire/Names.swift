@@ -3,6 +3,8 @@
 /// classes, metadata keys). PipeWire's own property keys are PipeWire's `PW_KEY_*` (imported from
 /// its headers through CPipeWire), never string literals.
 
+import CrosspointCore
+
 /// Node properties of Crosspoint's own, read by the command line and the surface.
 public enum CrosspointProperty {
     /// The number of mixer inputs, refreshed as ports come and go.
@@ -57,16 +59,7 @@ public enum MediaClass {
     /// node's links passive: one that names a sink or a source (`Audio/Sink`,
     /// `Audio/Source/Virtual`, `Audio/Duplex` does not: it is neither word).
     public static func isDevice(_ mediaClass: String?) -> Bool {
-        mediaClass.map { holds($0, "Sink") || holds($0, "Source") } ?? false
-    }
-
-    /// Whether `text` holds `word`, byte by byte, as PipeWire's `strstr`. Not
-    /// `String.contains(_:)`, which is _StringProcessing's: it would link that library and
-    /// _RegexParser into the module, 1 MB of code (BENCHMARKS.md, "Footprint").
-    static func holds(_ text: String, _ word: String) -> Bool {
-        let a = Array(text.utf8), b = Array(word.utf8)
-        guard b.count <= a.count else { return false }
-        return (0...(a.count - b.count)).contains { a[$0..<($0 + b.count)].elementsEqual(b) }
+        mediaClass.map { $0.containsBytes("Sink") || $0.containsBytes("Source") } ?? false
     }
 }
 
@@ -140,13 +133,4 @@ public enum PortName {
     public static func isInput(_ name: String) -> Bool {
         name.startsWithBytes(inputPrefix + "_") || name == "\(midiPrefix)_in"
     }
-}
-
-extension String {
-    /// Whether the string starts with `prefix`, byte by byte (UTF-8), as PipeWire compares
-    /// names and the kernel paths. Not `hasPrefix(_:)` where the node runs it: a true answer
-    /// goes on to the standard library's grapheme check (`_slowRoundDownToNearestCharacter`),
-    /// and the daemon then keeps the 128 kB of the standard library's code around it
-    /// (BENCHMARKS.md, "Footprint").
-    public func startsWithBytes(_ prefix: String) -> Bool { utf8.starts(with: prefix.utf8) }
 }
