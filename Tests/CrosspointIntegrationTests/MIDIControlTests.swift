@@ -221,6 +221,7 @@ extension MIDIControlTests {
     /// in, a note on into midi_in (the drop-in's momentary mute of out_FL); its second node reads
     /// out_FL. Both read the graph's clock, so the cycle the output first moves is known. At
     /// quantum 64 (1.3 ms), the hardest case for the main loop's hop: PipeWire's own forced quantum.
+    /// Within two cycles of the daemon's main loop's turn, which the probe measures (a sync).
     @Test func aMIDIChangeReachesTheAudioWithinTwoQuantaAndGlides() throws {
         let sandbox = try startSandbox()
         defer { sandbox.stop() }
@@ -250,7 +251,15 @@ extension MIDIControlTests {
         }
         try #require(fields["cycles"] != nil, "the probe said: \(line)")
         #expect(fields["quantum"] == 64, "\(line)")
-        #expect(fields["cycles"]! <= 2, "the note reached the audio \(fields["cycles"]!) cycles after it was sent: \(line)")
+        // Two cycles after the daemon's main loop had its turn: the node applies the note there,
+        // an ordinary thread, which a loaded machine runs late (CI once: 14 cycles, 19 ms, the
+        // graph itself missing cycles). The probe's sync, sent as the note went, says when the
+        // turn came at the latest; on a quiet machine it is well under a cycle.
+        let sync = try #require(fields["sync_ms"], "the probe said: \(line)")
+        let turn = (sync / 1000 * 48_000 / 64).rounded(.up)
+        print("MIDI to audio at quantum 64: \(Int(fields["cycles"]!)) cycle(s); the daemon's main loop answered after \(sync) ms (\(Int(turn)) cycle(s))")
+        #expect(fields["cycles"]! <= 2 + turn,
+                "the note reached the audio \(fields["cycles"]!) cycles after it was sent, the daemon's main loop answered within \(Int(turn)): \(line)")
         // A 10 ms ramp from 0.5 to silence: steps of 0.5 / 480 a sample, never a jump. (Per
         // frame of the graph's clock: a cycle the probe's sink missed under load, `gaps`, is
         // frames apart, not a jump. Seen in CI on 1.4: 0.0677, one quantum of the ramp at once.)

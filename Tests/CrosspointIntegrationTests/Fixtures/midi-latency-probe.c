@@ -13,8 +13,13 @@
  * quantum 64: the sink's process is not called, the clock moves on) is a gap of that many
  * frames between two samples, not a click; `gaps` counts them. `cycles` counts the cycles the
  * sink ran between the note and the change, not those it missed (`missed`).
+ * The node applies a note on the daemon's main loop, an ordinary thread: on a loaded machine
+ * it waits for that thread's turn. So the probe also measures the turn: as the note goes, it
+ * wakes its own main loop, which sends a core sync on a connection of its own; `sync_ms` is the
+ * time from the note to the daemon's answer (the daemon's main loop read the note's event no
+ * later than it answered: the event was pending first), an upper bound of the wait.
  * Prints one line, `sent=FRAME heard=FRAME sample=INDEX quantum=FRAMES cycles=N max_step=X
- * fell_to=Y gaps=N missed=N`, then exits; `xp-probe: timeout` after 20 s without.
+ * fell_to=Y gaps=N missed=N sync_ms=T`, then exits; `xp-probe: timeout` after 20 s without.
  *
  * Built by the test with the toolchain's clang: cc -o probe midi-latency-probe.c $(pkg-config
  * --cflags --libs libpipewire-0.3) -lm. PipeWire 1.4 reads only UMP on a MIDI port: the note is
@@ -23,6 +28,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <pipewire/pipewire.h>
 #include <pipewire/filter.h>
@@ -45,7 +51,22 @@ struct probe {
 	int64_t last_frame, gaps, missed;
 	int64_t falling_until;
 	_Atomic int done;
+	/* the daemon's main loop: a sync sent as the note went, and when it was answered */
+	struct pw_context *context;
+	struct pw_core *core;
+	struct spa_hook core_listener;
+	struct spa_source *wake;
+	_Atomic int64_t sent_ns;
+	int sync_seq;
+	int64_t answered_ns;
 };
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 static void source_process(void *userdata, struct spa_io_position *position)
 {
@@ -76,7 +97,9 @@ static void source_process(void *userdata, struct spa_io_position *position)
 				spa_pod_builder_control(&builder, 0, SPA_CONTROL_Midi);
 				spa_pod_builder_bytes(&builder, bytes, 3);
 			}
+			atomic_store(&p->sent_ns, monotonic_ns());
 			atomic_store(&p->sent, (int64_t)now);
+			pw_loop_signal_event(pw_main_loop_get_loop(p->loop), p->wake);
 		}
 		spa_pod_builder_pop(&builder, &frame);
 		d->chunk->offset = 0;
@@ -126,16 +149,33 @@ static void sink_process(void *userdata, struct spa_io_position *position)
 static const struct pw_filter_events source_events = { PW_VERSION_FILTER_EVENTS, .process = source_process };
 static const struct pw_filter_events sink_events = { PW_VERSION_FILTER_EVENTS, .process = sink_process };
 
+/* main loop: the note went; ask the daemon's main loop for its turn */
+static void woken(void *userdata, uint64_t count)
+{
+	struct probe *p = userdata;
+	if (p->sync_seq == 0)
+		p->sync_seq = pw_core_sync(p->core, PW_ID_CORE, 0);
+}
+
+static void core_done(void *userdata, uint32_t id, int seq)
+{
+	struct probe *p = userdata;
+	if (id == PW_ID_CORE && p->sync_seq != 0 && seq == p->sync_seq && p->answered_ns == 0)
+		p->answered_ns = monotonic_ns();
+}
+
+static const struct pw_core_events core_events = { PW_VERSION_CORE_EVENTS, .done = core_done };
+
 static void tick(void *userdata, uint64_t expirations)
 {
 	struct probe *p = userdata;
 	static int ticks;
-	if (atomic_load(&p->done)) {
+	if (atomic_load(&p->done) && p->answered_ns != 0) {
 		int64_t sent = atomic_load(&p->sent);
-		printf("sent=%lld heard=%lld sample=%lld quantum=%lld cycles=%lld max_step=%.6f fell_to=%.6f gaps=%lld missed=%lld\n",
+		printf("sent=%lld heard=%lld sample=%lld quantum=%lld cycles=%lld max_step=%.6f fell_to=%.6f gaps=%lld missed=%lld sync_ms=%.3f\n",
 		       (long long)sent, (long long)p->heard, (long long)p->sample, (long long)p->quantum,
 		       (long long)((p->heard - sent) / (p->quantum > 0 ? p->quantum : 1) - p->missed), p->max_step, p->lowest,
-		       (long long)p->gaps, (long long)p->missed);
+		       (long long)p->gaps, (long long)p->missed, (double)(p->answered_ns - atomic_load(&p->sent_ns)) / 1e6);
 		pw_main_loop_quit(p->loop);
 	} else if (++ticks > 400) {
 		printf("xp-probe: timeout\n");
@@ -156,6 +196,14 @@ int main(int argc, char *argv[])
 	pw_init(&argc, &argv);
 	p.loop = pw_main_loop_new(NULL);
 	struct pw_loop *loop = pw_main_loop_get_loop(p.loop);
+	p.wake = pw_loop_add_event(loop, woken, &p);
+	p.context = pw_context_new(loop, NULL, 0);
+	p.core = p.context ? pw_context_connect(p.context, NULL, 0) : NULL;
+	if (p.core == NULL) {
+		fprintf(stderr, "xp-probe: cannot connect\n");
+		return 1;
+	}
+	pw_core_add_listener(p.core, &p.core_listener, &core_events, &p);
 	p.source = pw_filter_new_simple(loop, "xp-probe-source",
 		pw_properties_new(PW_KEY_MEDIA_TYPE, "Audio", PW_KEY_MEDIA_CATEGORY, "Filter", PW_KEY_MEDIA_ROLE, "DSP",
 				  PW_KEY_NODE_AUTOCONNECT, "false", NULL), &source_events, &p);
@@ -176,6 +224,8 @@ int main(int argc, char *argv[])
 	pw_main_loop_run(p.loop);
 	pw_filter_destroy(p.source);
 	pw_filter_destroy(p.sink);
+	pw_core_disconnect(p.core);
+	pw_context_destroy(p.context);
 	pw_main_loop_destroy(p.loop);
 	pw_deinit();
 	return 0;

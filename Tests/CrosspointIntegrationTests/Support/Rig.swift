@@ -152,14 +152,30 @@ extension Sandbox {
         tolerance: Float = 1e-4, sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         let signal = TestSignal(channels: gains.count)
-        let recorded = try playThrough(node: node, signal: signal, linkedInputs: linkedInputs, linkedOutputs: linkedOutputs)
         var effective = gains
         if let linkedOutputs {  // an unlinked output reaches the sink as silence
             for i in effective.indices { for j in effective[i].indices where !linkedOutputs.contains(j) { effective[i][j] = 0 } }
         }
         let expected = signal.expected(gains: effective, linkedInputs: linkedInputs ?? Set(gains.indices))
-        try Comparison(recording: recorded, expected: expected).expectMatch(tolerance: tolerance, node, sourceLocation: sourceLocation)
+        // The reference path (the player straight into the sink, no node on it) is the rig's
+        // control: when it is not the signal, the machine lost a cycle of the player or the
+        // recorder, and the recording says nothing of the node (seen in CI on 1.4 under load:
+        // reference error 0.19, the node's outputs off alike). Such a recording is printed and
+        // made again, at most twice; a node's own error, with the reference exact, fails at once.
+        for attempt in 1...Self.recordingsWhenTheMachineGlitches {
+            let recorded = try playThrough(node: node, signal: signal, linkedInputs: linkedInputs, linkedOutputs: linkedOutputs)
+            let comparison = try Comparison(recording: recorded, expected: expected)
+            if comparison.referenceError > 1e-4 && attempt < Self.recordingsWhenTheMachineGlitches {
+                print("\(node): recording \(attempt): the reference path glitched (\(comparison)); made again")
+                continue
+            }
+            comparison.expectMatch(tolerance: tolerance, node, sourceLocation: sourceLocation)
+            return
+        }
     }
+
+    /// How many recordings `expectAudio` makes at most when the reference path glitches.
+    static let recordingsWhenTheMachineGlitches = 3
 }
 
 /// The PipeWire installed here (the tools' library), and what differs between versions.
