@@ -371,10 +371,22 @@ struct VirtualDeviceTests {
     }
 
     @Test func aVirtualDeviceAddsNoDelay() throws {
-        // One player, linked at once into game and straight into the interface's RL: the node's
-        // path (game, its monitor, the node, the interface's FL and FR) against the direct one.
+        // The signal enters the graph once, into a null sink of its own ("tone"), whose monitor
+        // feeds both paths in the same cycle: the node's (game, its monitor, the node, the
+        // interface's FL and FR) and the direct one (the interface's RL). A player fed both
+        // itself before: on PipeWire 1.x, pw-cat is an asynchronous node (a pw_stream without
+        // RT_PROCESS), which writes its next block when its own thread gets to it, so on a
+        // loaded machine game, early in the cycle, and the interface, at its end, could read
+        // different blocks of it (CI on 1.4: the node's path off by 0.2 mid-signal, the direct
+        // one exact). tone runs in the cycle before both.
         let sandbox = try makeSandbox()
         defer { sandbox.stop() }
+        let madeTone = sandbox.shell("pw_null_sink tone 'FL FR'")
+        try #require(madeTone.succeeded, "\(madeTone.stderr)")
+        let cli = try PwCli(sandbox)
+        defer { cli.close() }
+        try sandbox.link([(output: "tone:monitor_FL", input: "game:playback_FL"), (output: "tone:monitor_FR", input: "game:playback_FR"),
+                          (output: "tone:monitor_FL", input: "interface:playback_RL")], through: cli)
         let signal = TestSignal(channels: 2)
         let tag = "\(UInt32.random(in: 0..<UInt32.max))"
         let wav = Sandbox.audioFolder + "crosspoint-\(tag)-in.wav", recorded = Sandbox.audioFolder + "crosspoint-\(tag)-out.wav"
@@ -398,17 +410,14 @@ struct VirtualDeviceTests {
                 ])
                 #expect(sandbox.shell("pw_wait_ports delay-rec-\(tag) 4 input").succeeded)
                 usleep(300_000)
+                let p = "delay-play-\(tag)"
                 let player = try sandbox.start([
-                    "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = delay-play-\(tag) }", "--channels", "2",
+                    "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = \(p) }", "--channels", "2",
                     "--channel-map", PipeWire.channelMap(["FL", "FR"]), wav,
                 ])
-                let p = "delay-play-\(tag)"
-                let linked = sandbox.shell("""
-                    pw_wait_ports \(p) 2 output
-                    pw-link \(p):output_FL game:playback_FL & a=$!; pw-link \(p):output_FR game:playback_FR & b=$!
-                    pw-link \(p):output_FL interface:playback_RL & c=$!; wait $a && wait $b && wait $c
-                    """)
-                #expect(linked.succeeded, "\(linked.stderr)")
+                #expect(sandbox.shell("pw_wait_ports \(p) 2 output").succeeded)
+                try sandbox.link([(output: "\(p):output_FL", input: "tone:playback_FL"), (output: "\(p):output_FR", input: "tone:playback_FR")],
+                                 through: cli)
                 player.wait(timeout: 30)
                 usleep(300_000)
                 recorder.stop()
