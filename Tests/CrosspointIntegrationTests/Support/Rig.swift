@@ -2,10 +2,11 @@ import Foundation
 import Testing
 
 /// Plays real audio through a node and records what comes out, with the stock tools:
-/// pw-cat plays a WAV into the node's inputs (linked with pw-link, as a person would in
-/// Helvum), the node's outputs go to a null sink, and pw-record records the sink's monitor.
-/// The player's first channel also goes straight to a channel of the sink of its own: the
-/// reference path, recorded in the same recording, whose delay the node's outputs must match.
+/// pw-cat plays a WAV into a null sink (the source) whose monitor feeds the node's inputs
+/// (linked by name, as a person would in Helvum), the node's outputs go to another null sink,
+/// and pw-record records that sink's monitor. The source's first channel also goes straight
+/// to a channel of the sink of its own: the reference path, recorded in the same recording,
+/// whose delay the node's outputs must match.
 extension Sandbox {
     /// The node's audio ports of one direction, in port order (their `port.name`s; not the
     /// MIDI ports `midi_in` and `midi_out`).
@@ -100,33 +101,52 @@ extension Sandbox {
             }
         } catch { recording.stop(); throw SandboxError("recorder: \(error)") }
 
+        // The signal enters the graph once, into a null sink of its own, whose monitor feeds the
+        // node's inputs and the reference path in the same cycle, before either reads it. A
+        // player fed both itself before: on PipeWire 1.x, pw-cat is an asynchronous node (a
+        // pw_stream without RT_PROCESS), which writes its next block when its own thread gets to
+        // it, so on a loaded machine the node, early in the cycle, and the sink, at its end, could
+        // read different blocks of it: a node's path off with the reference exact, or the other
+        // way round. The source's links are made before the player starts (it sleeps till then).
+        let source = "source-\(tag)"
+        let sourceChannels = (0..<signal.channels.count).map { "AUX\($0)" }
+        let madeSource = shell("pw_null_sink \(source) '\(sourceChannels.joined(separator: " "))'")
+        guard madeSource.succeeded else { recording.stop(); throw SandboxError("the source's null sink: \(madeSource.stderr)") }
+        defer {
+            cli.send(["destroy \(source)"])
+            if (try? waitFor("the source \(source) to go", timeout: 3) { $0.nodeID(source) == nil }) == nil {
+                shell("pw_destroy_node \(source) || true")
+            }
+        }
+        var inputLinks: [(output: String, input: String)] = []
+        for (i, port) in inputs.enumerated() where i < signal.channels.count && (linkedInputs?.contains(i) ?? true) {
+            inputLinks.append((output: "\(source):monitor_AUX\(i)", input: "\(node):\(port)"))
+        }
+        do {
+            try link([(output: "\(source):monitor_AUX0", input: "\(sink):playback_\(reference)")] + inputLinks, through: cli)
+        } catch {
+            recording.stop()
+            throw SandboxError("linking the source: \(error)")
+        }
         let playing = try start([
             "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = \(player) }",
             "--channels", "\(signal.channels.count)",
-            "--channel-map", PipeWire.channelMap((0..<signal.channels.count).map { "AUX\($0)" }), wav,
+            "--channel-map", PipeWire.channelMap(sourceChannels), wav,
         ])
         // The player plays from its first link on, so every link is made within the signal's
-        // silent lead-in: all of them in one batch through a pw-cli that is already connected,
-        // the reference path first; the daemon makes them within milliseconds. (Linked in two
-        // batches, the reference and then, once the graph showed it, the node's inputs, a
-        // loaded machine took 0.4 to 0.9 s between them, past the 0.5 s lead-in: the new links
-        // reconfigured the playing player, a gap in its reference recording too.) A player
-        // linked in batches straight into two sleeping devices glitched even so, 3 in 3 at
-        // quantum 256: aVirtualDeviceAddsNoDelay links with pw-link.
-        var inputLinks: [(output: String, input: String)] = []
-        for (i, port) in inputs.enumerated() where i < signal.channels.count && (linkedInputs?.contains(i) ?? true) {
-            inputLinks.append((output: "\(player):output_AUX\(i)", input: "\(node):\(port)"))
-        }
+        // silent lead-in: all of them in one batch through a pw-cli that is already connected;
+        // the daemon makes them within milliseconds. (Linked in two batches, a loaded machine
+        // took 0.4 to 0.9 s between them, past the 0.5 s lead-in.)
         let playerReady = shell("pw_wait_ports \(player) \(signal.channels.count) output")
         guard playerReady.succeeded else { playing.stop(); recording.stop(); throw SandboxError("player: \(playerReady.stderr)") }
         let linking = Date()
         var linked = 0.0
         do {
-            try link([(output: "\(player):output_AUX0", input: "\(sink):playback_\(reference)")] + inputLinks, through: cli)
+            try link(sourceChannels.map { (output: "\(player):output_\($0)", input: "\(source):playback_\($0)") }, through: cli)
             linked = Date().timeIntervalSince(linking)
         } catch {
             playing.stop(); recording.stop()
-            throw SandboxError("linking inputs: \(error)")
+            throw SandboxError("linking the player: \(error)")
         }
         try during?()
         playing.wait(timeout: 30)
