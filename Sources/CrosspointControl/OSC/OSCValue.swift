@@ -7,7 +7,7 @@ package enum OSCValue: Equatable {
     /// Every readable key of `mixer` (a node over 1024 cross-points: not its cross-points) and
     /// `mute.master`.
     package static func state(of mixer: Mixer) -> [String: OSCValue] {
-        var state: [String: OSCValue] = ["mute.master": .bool(mixer.masterMute)]
+        var state: [String: OSCValue] = [Preset.masterMuteKey: .bool(mixer.masterMute)]
         let crosspoints = mixer.inputs * mixer.outputs <= 1024
         for p in Parameter.all(for: mixer) where p.kind.family.access == .readWrite && (crosspoints || p.kind != .crosspoint) {
             switch mixer.value(of: p) {

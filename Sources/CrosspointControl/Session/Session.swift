@@ -145,7 +145,7 @@ package final class Session {
 
         var lines: [String] = []
         if let mute {
-            result.changes.append(.init(key: "mute.master", what: nil, before: .bool(!mute), after: .bool(mute)))
+            result.changes.append(.init(key: Preset.masterMuteKey, what: nil, before: .bool(!mute), after: .bool(mute)))
             lines.append("master mute: \(mute ? "off -> on" : "on -> off")")
         }
         for (p, entry) in zip(sent, entries) {

@@ -101,8 +101,8 @@ package enum SurfaceAPI {
 
     /// Sets one key on the mixer; returns the keys to send.
     private static func set(_ key: String, _ json: JSONValue, on m: inout Mixer, notes: inout [String]) throws -> [Parameter] {
-        if key == "mute.master" {
-            guard case let .bool(mute) = json else { throw APIError(400, "mute.master: expected true or false", key: key) }
+        if key == Preset.masterMuteKey {
+            guard case let .bool(mute) = json else { throw APIError(400, "\(key): expected true or false", key: key) }
             m.setMasterMute(mute)
             return []
         }
