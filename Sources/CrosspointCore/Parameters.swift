@@ -442,10 +442,19 @@ extension Parameter {
         })
     }
 
-    /// The parameter table as Markdown, for the README (`crosspoint params --markdown`).
-    public static func markdownTable() -> String {
-        var lines = ["| key | type | default | range | meaning |", "|---|---|---|---|---|"]
-        for f in families {
+    /// One row of the table as people read it (the README, `crosspoint params` and its
+    /// `--json`): a family's key, type, default and range in words, and meaning.
+    public struct TableRow: Sendable, Equatable {
+        public let key: String
+        public let type: String
+        public let `default`: String
+        public let range: String
+        public let meaning: String
+    }
+
+    /// The parameter table's rows, one per family, in the table's order.
+    public static var tableRows: [TableRow] {
+        families.map { f in
             var def: String
             var range: String
             switch f.type {
@@ -468,7 +477,15 @@ extension Parameter {
             if let note = f.rangeNote { range = note }
             if let note = f.defaultNote { def = note }
             if f.access == .writeOnly { def = "none (write-only)" }
-            lines.append("| `\(f.pattern)` | \(f.type.rawValue) | \(def) | \(range) | \(f.summary) |")
+            return TableRow(key: f.pattern, type: f.type.rawValue, default: def, range: range, meaning: f.summary)
+        }
+    }
+
+    /// The parameter table as Markdown, for the README (`crosspoint params --markdown`).
+    public static func markdownTable() -> String {
+        var lines = ["| key | type | default | range | meaning |", "|---|---|---|---|---|"]
+        for row in tableRows {
+            lines.append("| `\(row.key)` | \(row.type) | \(row.default) | \(row.range) | \(row.meaning) |")
         }
         return lines.joined(separator: "\n")
     }

@@ -101,6 +101,7 @@ struct ParamsCommand: ParsableCommand {
     @Flag(help: "Print the table as Markdown.") var markdown = false
     @Flag(help: "Print the table as JSON: a list of { key, type, default, range, meaning }.") var json = false
 
+    /// `--json`'s row: the table's cells, as words (`GET /api/params` gives the surface numbers).
     struct Row: Encodable {
         let key: String
         let type: String
@@ -110,11 +111,12 @@ struct ParamsCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Words without Markdown's code marks.
+        let table = Parameter.tableRows.map { row in
+            [row.key, row.type, row.default, row.range, row.meaning].map { $0.filter { $0 != "`" } }
+        }
         if json {
-            let rows = Parameter.markdownTable().split(separator: "\n").dropFirst(2).map { line -> Row in
-                let cells = line.split(separator: "|").map { String($0).trimmingSpaces().filter { $0 != "`" } }
-                return Row(key: cells[0], type: cells[1], default: cells[2], range: cells[3], meaning: cells[4])
-            }
+            let rows = table.map { Row(key: $0[0], type: $0[1], default: $0[2], range: $0[3], meaning: $0[4]) }
             print(try JSONText.encode(rows), terminator: "")
             return
         }
@@ -122,12 +124,8 @@ struct ParamsCommand: ParsableCommand {
             print(Parameter.markdownTable())
             return
         }
-        // The same table without Markdown: its cells, minus the header's separator row.
-        let rows = Parameter.markdownTable().split(separator: "\n").enumerated().compactMap { n, line -> [String]? in
-            guard n != 1 else { return nil }
-            let cells = line.split(separator: "|").map { String($0).trimmingSpaces().filter { $0 != "`" } }
-            return n == 0 ? cells.map { $0.uppercased() } : cells
-        }
+        // The same table without Markdown.
+        let rows = [["KEY", "TYPE", "DEFAULT", "RANGE", "MEANING"]] + table
         printTable(rows, terminal: Terminal(colour: .auto, width: nil))
     }
 }
