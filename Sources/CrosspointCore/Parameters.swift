@@ -58,9 +58,23 @@ public struct ParameterFamily: Sendable, Equatable {
     /// command (`midi`).
     public let midiMappable: Bool
 
+    /// Whether a scene holds the key, and how a recall or a morph moves it (Scene.swift).
+    public enum SceneRole: Sendable, Equatable {
+        /// Not in a scene: the shape, devices, targets, MIDI, the ramp, requests.
+        case no
+        /// A gain, moved along `GainCurve`; `mutedBy` is the mute of the same index, if any
+        /// (`gain.in.<in>`: `mute.in.<in>`), through which a recall fades rather than jumps.
+        case gain(mutedBy: ParameterKind?)
+        /// A mute, moved with the gain it mutes (`gain(mutedBy:)`).
+        case mute
+        /// Changed once, half-way (a delay: the node cross-fades it over `ramp.ms`).
+        case halfWay
+    }
+    public let scene: SceneRole
+
     init(pattern: String, type: ValueType, defaultValue: Double, range: ClosedRange<Double>, summary: String,
          unit: Unit = .gain, access: Access = .readWrite, carried: Carried? = nil, midiMappable: Bool? = nil,
-         rangeNote: String? = nil, defaultNote: String? = nil) {
+         scene: SceneRole = .no, rangeNote: String? = nil, defaultNote: String? = nil) {
         self.pattern = pattern
         self.unit = unit
         self.type = type
@@ -70,6 +84,7 @@ public struct ParameterFamily: Sendable, Equatable {
         self.access = access
         self.carried = carried ?? (access == .writeOnly ? .no : .always)
         self.midiMappable = midiMappable ?? (access == .readWrite && (type == .float || type == .bool))
+        self.scene = scene
         self.rangeNote = rangeNote
         self.defaultNote = defaultNote
     }
@@ -87,24 +102,25 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
         switch self {
         case .masterGain:
             .init(pattern: "gain.master", type: .float, defaultValue: 1, range: Mixer.gainRange,
-                  summary: "Master gain (linear) applied to every output")
+                  summary: "Master gain (linear) applied to every output", scene: .gain(mutedBy: nil))
         case .inputGain:
             .init(pattern: "gain.in.<in>", type: .float, defaultValue: 1, range: Mixer.gainRange,
-                  summary: "Gain (linear) of one input, before the matrix")
+                  summary: "Gain (linear) of one input, before the matrix", scene: .gain(mutedBy: .inputMute))
         case .outputGain:
             .init(pattern: "gain.out.<out>", type: .float, defaultValue: 1, range: Mixer.gainRange,
-                  summary: "Gain (linear) of one output, after the matrix")
+                  summary: "Gain (linear) of one output, after the matrix", scene: .gain(mutedBy: .outputMute))
         case .crosspoint:
             .init(pattern: "matrix.<in>.<out>", type: .float, defaultValue: 0, range: Mixer.gainRange,
-                  summary: "Cross-point gain (linear) from an input to an output; negative flips polarity", carried: .required)
+                  summary: "Cross-point gain (linear) from an input to an output; negative flips polarity", carried: .required,
+                  scene: .gain(mutedBy: nil))
         case .inputMute:
-            .init(pattern: "mute.in.<in>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one input")
+            .init(pattern: "mute.in.<in>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one input", scene: .mute)
         case .outputMute:
-            .init(pattern: "mute.out.<out>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one output")
+            .init(pattern: "mute.out.<out>", type: .bool, defaultValue: 0, range: 0...1, summary: "Mutes one output", scene: .mute)
         case .outputDelay:
             .init(pattern: "delay.out.<out>", type: .float, defaultValue: 0, range: Mixer.delayRange,
                   summary: "Delay of one output in milliseconds, to line up devices of different latency; a change cross-fades over ramp.ms",
-                  unit: .milliseconds, carried: .whenSet)
+                  unit: .milliseconds, carried: .whenSet, scene: .halfWay)
         case .channelMap:
             .init(pattern: "channel-map", type: .intArray, defaultValue: 0, range: -1...255,
                   summary: "Core Audio channel map, one input index (or -1) per output; replaces the matrix", carried: .no,
