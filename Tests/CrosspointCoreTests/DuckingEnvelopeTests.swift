@@ -65,3 +65,25 @@ import Testing
         #expect(envelope.reduction == 0)
     }
 }
+
+import CAllocationCounter
+
+extension DuckingEnvelopeTests {
+    /// What the render thread will call, once per rule and block: no allocation, no free.
+    @Test func aBlockAllocatesNothing() {
+        var envelope = DuckingEnvelope(Self.rule)
+        var levels: [Double] = []
+        for k in 0..<2_000 { levels.append(k % 300 < 100 ? -6 : k % 300 < 200 ? -.infinity : .nan) }
+        var sum = 0.0
+        let block = Self.block  // its lazy first reading outside the window
+        levels.withUnsafeBufferPointer { levels in
+            func run() { for level in levels { sum += envelope.process(level: level, seconds: block) } }
+            run()  // once outside the window: the runtime makes the loop's type metadata on first use
+            crosspoint_alloc_counting_begin()
+            run()
+            let allocations = crosspoint_alloc_counting_end()
+            #expect(allocations == 0 && crosspoint_alloc_counting_frees() == 0)
+        }
+        #expect(sum < 0)
+    }
+}
