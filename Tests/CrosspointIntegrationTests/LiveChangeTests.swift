@@ -91,8 +91,9 @@ struct LiveChangeTests {
 
         // The node has the shape and the last values written.
         let graph = try Graph(sandbox)
-        #expect(graph.ports(of: "xp-live", direction: "input").count == 4)
-        #expect(graph.ports(of: "xp-live", direction: "output").count == 3)
+        let portNames = { (direction: String) in graph.ports(of: "xp-live", direction: direction).compactMap { $0["port.name"] as? String }.sorted() }
+        #expect(graph.ports(of: "xp-live", direction: "input").count == 4, "\(portNames("input"))")
+        #expect(graph.ports(of: "xp-live", direction: "output").count == 3, "\(portNames("output")); Props: \(graph.params(of: "xp-live")["outputs"] ?? "-") outputs")
         let params = graph.params(of: "xp-live")
         for (key, value) in lastWritten {
             #expect(sandbox.float(params[key]).map { abs($0 - value) < 1e-6 } == true, "\(key) is \(params[key] ?? "missing"), last written \(value)")
