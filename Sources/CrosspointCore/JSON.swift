@@ -192,7 +192,7 @@ extension JSONValue {
         var result: [String: JSONValue] = [:]
         for (key, value) in pairs {
             guard known.contains(key) else {
-                throw .invalidValue(key: key, reason: "is not a key of a \(what) (known: \(known.joined(separator: ", ")))")
+                throw .invalidValue(key: key, reason: "is not a key of a \(what) (known: \(known.joinedBytes(separator: ", ")))")
             }
             guard result.updateValue(value, forKey: key) == nil else {
                 throw .invalidValue(key: key, reason: "appears twice in the \(what)")

@@ -33,7 +33,7 @@ package final class Registry {
     nonisolated(unsafe) private static let events = eventTable(pw_registry_events(), version: \.version, PW_VERSION_REGISTRY_EVENTS) { events in
         events.global = { data, id, _, type, _, props in
             let registry = Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue()
-            let global = Global(id: id, type: type.map { String(cString: $0) } ?? "", properties: props?.pointee.strings ?? [:])
+            let global = Global(id: id, type: type.map { String(cBytes: $0) } ?? "", properties: props?.pointee.strings ?? [:])
             registry.globals.append(global)
             registry.onAdded?(global)
         }
