@@ -108,7 +108,7 @@ public indirect enum JSONValue: Equatable, Sendable {
     static func format(_ n: Double) -> String {
         guard n.isFinite else { return "null" }
         if let whole = Int(exactly: n), whole.magnitude < 1 << 53 { return String(whole) }  // magnitude: abs(Int.min) traps
-        return "\(n)"
+        return DecimalText.text(n)
     }
 
     static func quote(_ s: String, into out: inout String) {

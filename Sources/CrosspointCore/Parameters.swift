@@ -229,7 +229,7 @@ public enum ParameterValue: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .number(v): "\(v)"
+        case let .number(v): DecimalText.text(v)
         case let .bool(v): "\(v)"
         case let .ints(v): "[" + v.map(String.init).joinedBytes(separator: ",") + "]"
         case let .names(v): "[" + v.joinedBytes(separator: " ") + "]"

@@ -170,7 +170,7 @@ public struct Preset: Equatable, Sendable {
     }
 
     /// The shortest decimal that reads back as the same Float (`0.3`, not `0.30000001192092896`).
-    public static func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
+    public static func decimal(_ value: Float) -> Double { DecimalText.decimal(value) }
 }
 
 /// One key's values in a preset: a value, or a list with one entry per input or per output for
