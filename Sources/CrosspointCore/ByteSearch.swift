@@ -56,3 +56,33 @@ extension Sequence where Element: Hashable {
         return set
     }
 }
+
+extension FixedWidthInteger {
+    /// `String(self)`: its decimal digits, `-` first when negative. Written here because
+    /// `String(_:)` and `"\(n)"` reach an integer's `description` through its protocol witness,
+    /// which sits alone on a block of that big section.
+    @inlinable public var decimalText: String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 48) { buffer in
+            var start = buffer.count
+            var rest = magnitude
+            repeat {
+                let (quotient, digit) = rest.quotientAndRemainder(dividingBy: 10)
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: digit)
+                rest = quotient
+            } while rest != 0
+            if self < 0 {
+                start -= 1
+                buffer[start] = UInt8(ascii: "-")
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
+        }
+    }
+}
+
+extension DefaultStringInterpolation {
+    /// `"\(n)"` of an integer: its `decimalText`, the same text.
+    @inlinable public mutating func appendInterpolation<T: FixedWidthInteger>(_ value: T) {
+        appendLiteral(value.decimalText)
+    }
+}

@@ -88,7 +88,7 @@ public enum DecimalText {
     /// `digits` x 10^-`places` as Swift writes it: `0.05`, `12.5`, `3.0`.
     static func format(_ digits: Int, _ places: Int, _ negative: Bool) -> String {
         let zero = UInt8(ascii: "0"), point = UInt8(ascii: ".")
-        var figures = Array(String(digits).utf8)
+        var figures = Array(digits.decimalText.utf8)
         if figures.count <= places { figures.insert(contentsOf: repeatElement(zero, count: places + 1 - figures.count), at: 0) }
         var bytes: [UInt8] = negative ? [UInt8(ascii: "-")] : []
         bytes.reserveCapacity(figures.count + 3)

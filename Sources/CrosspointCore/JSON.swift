@@ -107,7 +107,7 @@ public indirect enum JSONValue: Equatable, Sendable {
     /// NaN and infinities (never valid values here) as null.
     static func format(_ n: Double) -> String {
         guard n.isFinite else { return "null" }
-        if let whole = Int(exactly: n), whole.magnitude < 1 << 53 { return String(whole) }  // magnitude: abs(Int.min) traps
+        if let whole = Int(exactly: n), whole.magnitude < 1 << 53 { return whole.decimalText }  // magnitude: abs(Int.min) traps
         return DecimalText.text(n)
     }
 

@@ -174,7 +174,7 @@ extension ParameterKind {
 // _StringProcessing, which would link it and _RegexParser (about 1 MB) into the module.
 extension ParameterFamily {
     /// The pattern with its placeholders filled: `matrix.<in>.<out>` -> `matrix.0.1`.
-    func key(input: Int, output: Int) -> String { key(input: String(input), output: String(output)) }
+    func key(input: Int, output: Int) -> String { key(input: input.decimalText, output: output.decimalText) }
 
     /// The pattern with its placeholders filled by the words given: `matrix.FL.MONO`.
     func key(input: String, output: String) -> String {
@@ -231,7 +231,7 @@ public enum ParameterValue: Equatable, Sendable, CustomStringConvertible {
         switch self {
         case let .number(v): DecimalText.text(v)
         case let .bool(v): "\(v)"
-        case let .ints(v): "[" + v.map(String.init).joinedBytes(separator: ",") + "]"
+        case let .ints(v): "[" + v.map { $0.decimalText }.joinedBytes(separator: ",") + "]"
         case let .names(v): "[" + v.joinedBytes(separator: " ") + "]"
         }
     }

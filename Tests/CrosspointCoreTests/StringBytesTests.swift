@@ -68,4 +68,16 @@ struct StringBytesTests {
         #expect([String]().elementSet == Set<String>())
         #expect(["a", "b", "a"].elementSet == Set(["a", "b"]))
     }
+
+    @Test("Writes integers as String(_:) and interpolation do")
+    func integers() {
+        let ints: [Int] = [0, 1, -1, 9, 10, -10, 42, 1234567890, Int.max, Int.min, Int.max - 1, Int.min + 1]
+        for n in ints {
+            #expect(n.decimalText == String(n))
+            #expect("[\(n)]" == "[" + String(n) + "]")
+        }
+        for n: UInt32 in [0, 7, 48_000, .max] { #expect(n.decimalText == String(n)) }
+        for n: Int8 in [.min, -1, 0, .max] { #expect(n.decimalText == String(n)) }
+        for n: UInt64 in [.max, 10_000_000_000_000_000_000] { #expect("\(n)" == String(n)) }
+    }
 }
