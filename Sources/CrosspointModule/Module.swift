@@ -68,7 +68,7 @@ final class ModuleInstance {
         Unmanaged<ModuleInstance>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    nonisolated(unsafe) private static let moduleEvents = eventTable(pw_impl_module_events(), version: \.version, PW_VERSION_IMPL_MODULE_EVENTS) { events in
+    nonisolated(unsafe) private static let moduleEvents = eventTable(pw_impl_module_events(), version: { $0.version = $1 }, PW_VERSION_IMPL_MODULE_EVENTS) { events in
         events.destroy = { data in
             let instance = ModuleInstance.instance(data)
             instance.tearDown()
@@ -76,7 +76,7 @@ final class ModuleInstance {
         }
     }
 
-    nonisolated(unsafe) private static let coreEvents = eventTable(pw_core_events(), version: \.version, PW_VERSION_CORE_EVENTS) { events in
+    nonisolated(unsafe) private static let coreEvents = eventTable(pw_core_events(), version: { $0.version = $1 }, PW_VERSION_CORE_EVENTS) { events in
         events.error = { data, id, _, res, message in
             let text = message.map { String(cBytes: $0) } ?? ""
             Log.error("core error on object \(id): \(String(cBytes: strerror(-res))) \(text)")
@@ -84,7 +84,7 @@ final class ModuleInstance {
         }
     }
 
-    nonisolated(unsafe) private static let proxyEvents = eventTable(pw_proxy_events(), version: \.version, PW_VERSION_PROXY_EVENTS) { events in
+    nonisolated(unsafe) private static let proxyEvents = eventTable(pw_proxy_events(), version: { $0.version = $1 }, PW_VERSION_PROXY_EVENTS) { events in
         // `removed`, not `destroy`: pw_core_disconnect (the daemon shutting down, a lost
         // connection) emits it while the filter still exists; by `destroy` the core has
         // destroyed the filters on it itself.

@@ -387,7 +387,7 @@ public final class FilterNode {
         return Unmanaged<FilterNode>.fromOpaque(owner).takeUnretainedValue()
     }
 
-    nonisolated(unsafe) private static let events = eventTable(pw_filter_events(), version: \.version, PW_VERSION_FILTER_EVENTS) { events in
+    nonisolated(unsafe) private static let events = eventTable(pw_filter_events(), version: { $0.version = $1 }, PW_VERSION_FILTER_EVENTS) { events in
         events.process = dspProcess
         events.param_changed = { data, portData, id, param in
             guard portData == nil, id == SPA_PARAM_Props.rawValue, let param,

@@ -80,4 +80,32 @@ struct StringBytesTests {
         for n: Int8 in [.min, -1, 0, .max] { #expect(n.decimalText == String(n)) }
         for n: UInt64 in [.max, 10_000_000_000_000_000_000] { #expect("\(n)" == String(n)) }
     }
+
+    @Test("Quotes JSON strings as the scalar-by-scalar quoting did")
+    func quotes() {
+        func reference(_ s: String) -> String {  // the earlier implementation, by Unicode scalars
+            var out = "\""
+            for scalar in s.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        var everyControl = ""
+        for value in UInt32(0)...0x7F { everyControl.unicodeScalars.append(Unicode.Scalar(value)!) }
+        for text in ["", "plain", everyControl, "gäme ✓ 🎧", "e\u{301}\r\n\u{7F}", "\u{2028}\u{FEFF}\\\"", "\u{10FFFF}"] {
+            var out = "["
+            JSONValue.quote(text, into: &out)
+            #expect(out == "[" + reference(text), "\(text.debugDescription)")
+        }
+    }
 }
