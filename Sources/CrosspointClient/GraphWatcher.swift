@@ -81,7 +81,7 @@ private final class NodeParamsListener {
         if let proxy { pw_proxy_destroy(proxy) }
     }
 
-    nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: \.version, PW_VERSION_NODE_EVENTS) { events in
+    nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: { $0.version = $1 }, PW_VERSION_NODE_EVENTS) { events in
         events.info = { data, info in
             guard let info else { return }
             let listener = Unmanaged<NodeParamsListener>.fromOpaque(data!).takeUnretainedValue()

@@ -135,7 +135,7 @@ public final class LevelsWatcher {
         _ = cpshim_node_set_param(proxy, SPA_PARAM_Props.rawValue, 0, pod)
     }
 
-    nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: \.version, PW_VERSION_NODE_EVENTS) { events in
+    nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: { $0.version = $1 }, PW_VERSION_NODE_EVENTS) { events in
         events.info = { data, info in
             // Only an info whose properties changed carries them.
             guard let info, info.pointee.change_mask & UInt64(PW_NODE_CHANGE_MASK_PROPS) != 0,

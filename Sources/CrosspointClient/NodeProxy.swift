@@ -35,7 +35,7 @@ final class NodeProxy {
         _ = cpshim_node_enum_params(proxy, 0, SPA_PARAM_Props.rawValue, 0, 0, nil)
     }
 
-    nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: \.version, PW_VERSION_NODE_EVENTS) { events in
+    nonisolated(unsafe) private static let events = eventTable(pw_node_events(), version: { $0.version = $1 }, PW_VERSION_NODE_EVENTS) { events in
         events.info = { data, info in
             // The daemon sends the properties only when they changed (the first info after a
             // bind has them all); an info that announces new params carries an empty

@@ -98,7 +98,7 @@ public final class PipeWireClient {
         Unmanaged<PipeWireClient>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    nonisolated(unsafe) private static let coreEvents = eventTable(pw_core_events(), version: \.version, PW_VERSION_CORE_EVENTS) { events in
+    nonisolated(unsafe) private static let coreEvents = eventTable(pw_core_events(), version: { $0.version = $1 }, PW_VERSION_CORE_EVENTS) { events in
         events.done = { data, id, seq in
             if id == PW_ID_CORE { PipeWireClient.client(data).lastDone = seq }
         }

@@ -30,7 +30,7 @@ public struct ChannelMap: Equatable, Hashable, Sendable, CustomStringConvertible
         self.sources = sources
     }
 
-    public var description: String { "[" + sources.map(String.init).joined(separator: ",") + "]" }
+    public var description: String { "[" + sources.map { $0.decimalText }.joinedBytes(separator: ",") + "]" }
 
     /// Checks the map against a mixer shape.
     public func validate(inputs: Int, outputs: Int) throws(CrosspointError) {

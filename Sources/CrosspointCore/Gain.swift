@@ -47,10 +47,10 @@ public enum Gain {
     /// A number without trailing noise: `1`, `0.5`, `-10`.
     public static func format(_ value: Double) -> String {
         // `magnitude`, not `abs`: abs(Int.min) traps, and -2^63 arrives as a Long, Float or Double pod.
-        if let whole = Int(exactly: value), whole.magnitude < 1_000_000_000_000_000 { return String(whole) }
+        if let whole = Int(exactly: value), whole.magnitude < 1_000_000_000_000_000 { return whole.decimalText }
         // Values from Float pods print as typed (1e+20, not 1.0000000200408773e+20).
-        if let float = Float(exactly: value) { return "\(float)" }
-        return "\(value)"
+        if let float = Float(exactly: value) { return DecimalText.text(float) }
+        return DecimalText.text(value)
     }
 }
 

@@ -107,26 +107,31 @@ public indirect enum JSONValue: Equatable, Sendable {
     /// NaN and infinities (never valid values here) as null.
     static func format(_ n: Double) -> String {
         guard n.isFinite else { return "null" }
-        if let whole = Int(exactly: n), whole.magnitude < 1 << 53 { return String(whole) }  // magnitude: abs(Int.min) traps
-        return "\(n)"
+        if let whole = Int(exactly: n), whole.magnitude < 1 << 53 { return whole.decimalText }  // magnitude: abs(Int.min) traps
+        return DecimalText.text(n)
     }
 
+    /// The string quoted and escaped, byte by byte: only ASCII is escaped, every other scalar's
+    /// UTF-8 is copied as it is (not through `unicodeScalars.append`, whose code sits on a
+    /// block of the standard library's big code section that the node would otherwise not touch).
     static func quote(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+        let backslash = UInt8(ascii: "\\"), hex = Array("0123456789abcdef".utf8)
+        var bytes: [UInt8] = [UInt8(ascii: "\"")]
+        bytes.reserveCapacity(s.utf8.count + 2)
+        for byte in s.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes += [backslash, UInt8(ascii: "\"")]
+            case backslash: bytes += [backslash, backslash]
+            case UInt8(ascii: "\n"): bytes += [backslash, UInt8(ascii: "n")]
+            case UInt8(ascii: "\r"): bytes += [backslash, UInt8(ascii: "r")]
+            case UInt8(ascii: "\t"): bytes += [backslash, UInt8(ascii: "t")]
+            case 0..<0x20, 0x7F:
+                bytes += [backslash, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            default: bytes.append(byte)
             }
         }
-        out += "\""
+        bytes.append(UInt8(ascii: "\""))
+        out += String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -192,7 +197,7 @@ extension JSONValue {
         var result: [String: JSONValue] = [:]
         for (key, value) in pairs {
             guard known.contains(key) else {
-                throw .invalidValue(key: key, reason: "is not a key of a \(what) (known: \(known.joined(separator: ", ")))")
+                throw .invalidValue(key: key, reason: "is not a key of a \(what) (known: \(known.joinedBytes(separator: ", ")))")
             }
             guard result.updateValue(value, forKey: key) == nil else {
                 throw .invalidValue(key: key, reason: "appears twice in the \(what)")

@@ -35,7 +35,7 @@ public struct KernelVersion: Hashable, Sendable, CustomStringConvertible {
 
     init(index: Int32) { self.index = index }
 
-    public var name: String { xp_kernel_name(index).map { String(cString: $0) } ?? "unknown" }
+    public var name: String { xp_kernel_name(index).map { String(cBytes: $0) } ?? "unknown" }
     public var description: String { name }
 }
 

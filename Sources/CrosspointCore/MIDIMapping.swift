@@ -131,7 +131,7 @@ public struct MIDIMapping: Hashable, Sendable {
         let family = kind.family
         guard family.midiMappable else {
             let movable = ParameterKind.allCases.map(\.family).filter(\.midiMappable).map(\.pattern)
-            throw .invalidValue(key: key, reason: "MIDI moves \(movable.dropLast().joined(separator: ", ")) and \(movable.last ?? ""); "
+            throw .invalidValue(key: key, reason: "MIDI moves \(movable.dropLast().joinedBytes(separator: ", ")) and \(movable.last ?? ""); "
                 + "\(key) is set by a command")
         }
         if family.type == .bool {

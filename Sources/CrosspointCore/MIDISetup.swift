@@ -54,7 +54,7 @@ extension MIDIMapping {
         guard words.count > controlWords else {
             throw .invalidValue(key: "midi.map", reason: "'\(text.prefix(80))' names no key: \(usage)")
         }
-        let control = try MIDIControl(text: words[..<controlWords].joined(separator: " "))
+        let control = try MIDIControl(text: words[..<controlWords].joinedBytes(separator: " "))
         var switchMode: Switch?, pickup: Bool?
         for option in words[(controlWords + 1)...] {
             switch option.lowercased() {

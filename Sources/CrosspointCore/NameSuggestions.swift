@@ -55,7 +55,7 @@ public enum NameSuggestions {
         switch quoted.count {
         case 0: return ""
         case 1: return "did you mean \(quoted[0])?"
-        default: return "did you mean " + quoted.dropLast().joined(separator: ", ") + " or \(quoted[quoted.count - 1])?"
+        default: return "did you mean " + quoted.dropLast().joinedBytes(separator: ", ") + " or \(quoted[quoted.count - 1])?"
         }
     }
 }

@@ -70,7 +70,7 @@ public struct OutputTarget: Equatable, Sendable {
 
     /// The target as `init(text:)` reads it.
     public var text: String {
-        device + (outputs.isEmpty ? "" : " outputs=" + outputs.joined(separator: ",")) + (offset.map { " offset=\($0)" } ?? "")
+        device + (outputs.isEmpty ? "" : " outputs=" + outputs.joinedBytes(separator: ",")) + (offset.map { " offset=\($0)" } ?? "")
     }
 
     /// The outputs of `mixer` this group links, by index, in order (names it no longer has left out).

@@ -190,23 +190,25 @@ extension ParameterKind {
 // _StringProcessing, which would link it and _RegexParser (about 1 MB) into the module.
 extension ParameterFamily {
     /// The pattern with its placeholders filled: `matrix.<in>.<out>` -> `matrix.0.1`.
-    func key(input: Int, output: Int) -> String { key(input: String(input), output: String(output)) }
+    func key(input: Int, output: Int) -> String { key(input: input.decimalText, output: output.decimalText) }
 
     /// The pattern with its placeholders filled by the words given: `matrix.FL.MONO`.
     func key(input: String, output: String) -> String {
         pattern.split(separator: ".", omittingEmptySubsequences: false).map { part in
             part == "<in>" ? input : part == "<out>" ? output : String(part)
-        }.joined(separator: ".")
+        }.joinedBytes(separator: ".")
     }
 
     /// The pattern's placeholders in order (`<in>`, `<out>`): the shape of its values in a
     /// preset, a list per placeholder (`matrix`: a row per input, a value per output).
-    var placeholders: [Substring] { pattern.split(separator: ".").filter { $0.hasPrefix("<") } }
+    /// (Patterns are ASCII: a placeholder is told by its first byte, not by `hasPrefix(_:)`, whose
+    /// walk by Characters costs the daemon a block of the standard library's code.)
+    var placeholders: [Substring] { pattern.split(separator: ".").filter(\.isPlaceholder) }
 
     /// The key presets and the state file give the family: its pattern without the placeholders
     /// (`gain.in.<in>` -> `gain.in`, `matrix.<in>.<out>` -> `matrix`).
     public var presetKey: String {
-        pattern.split(separator: ".", omittingEmptySubsequences: false).filter { !$0.hasPrefix("<") }.joined(separator: ".")
+        pattern.split(separator: ".", omittingEmptySubsequences: false).filter { !$0.isPlaceholder }.joinedBytes(separator: ".")
     }
 
     /// The default as a value: a number, true or false, an empty list.
@@ -224,7 +226,7 @@ extension ParameterFamily {
     func matching(_ parts: [Substring]) -> [Substring]? {
         let pattern = self.pattern.split(separator: ".", omittingEmptySubsequences: false)
         guard pattern.count == parts.count,
-              zip(pattern, parts).allSatisfy({ $0.0.hasPrefix("<") || $0.0 == $0.1 }) else { return nil }
+              zip(pattern, parts).allSatisfy({ $0.0.isPlaceholder || $0.0 == $0.1 }) else { return nil }
         return pattern
     }
 
@@ -243,10 +245,10 @@ public enum ParameterValue: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case let .number(v): "\(v)"
+        case let .number(v): DecimalText.text(v)
         case let .bool(v): "\(v)"
-        case let .ints(v): "[" + v.map(String.init).joined(separator: ",") + "]"
-        case let .names(v): "[" + v.joined(separator: " ") + "]"
+        case let .ints(v): "[" + v.map { $0.decimalText }.joinedBytes(separator: ",") + "]"
+        case let .names(v): "[" + v.joinedBytes(separator: " ") + "]"
         }
     }
 }
@@ -503,6 +505,11 @@ extension Parameter {
         for row in tableRows {
             lines.append("| `\(row.key)` | \(row.type) | \(row.default) | \(row.range) | \(row.meaning) |")
         }
-        return lines.joined(separator: "\n")
+        return lines.joinedBytes(separator: "\n")
     }
+}
+
+private extension Substring {
+    /// Whether this word of a pattern is a placeholder (`<in>`, `<out>`).
+    var isPlaceholder: Bool { utf8.first == UInt8(ascii: "<") }
 }

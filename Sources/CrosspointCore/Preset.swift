@@ -132,7 +132,7 @@ public struct Preset: Equatable, Sendable {
     /// Checks that `value` is a list of one entry per input or output for each placeholder;
     /// `rows` are the indices of the lists it is in (`matrix row 1`), for the error.
     private func check(_ value: PresetValue, _ placeholders: ArraySlice<Substring>, _ key: String, rows: [Int]) throws(CrosspointError) {
-        var what: String { ([key] + rows.map { "row \($0)" }).joined(separator: " ") }
+        var what: String { ([key] + rows.map { "row \($0)" }).joinedBytes(separator: " ") }
         guard let placeholder = placeholders.first else {
             guard case .value = value else { throw .shapeMismatch("\(what) is a list but the preset has one value there") }
             return
@@ -164,13 +164,13 @@ public struct Preset: Equatable, Sendable {
         var differences: [String] = []
         for (what, mine, theirs) in [("input", inputChannels, mixer.inputChannels), ("output", outputChannels, mixer.outputChannels)]
         where mine != theirs {
-            differences.append("\(what)s are [\(mine.joined(separator: " "))] in the preset, [\(theirs.joined(separator: " "))] on the node")
+            differences.append("\(what)s are [\(mine.joinedBytes(separator: " "))] in the preset, [\(theirs.joinedBytes(separator: " "))] on the node")
         }
-        return differences.isEmpty ? nil : differences.joined(separator: "; ")
+        return differences.isEmpty ? nil : differences.joinedBytes(separator: "; ")
     }
 
     /// The shortest decimal that reads back as the same Float (`0.3`, not `0.30000001192092896`).
-    public static func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
+    public static func decimal(_ value: Float) -> Double { DecimalText.decimal(value) }
 }
 
 /// One key's values in a preset: a value, or a list with one entry per input or per output for
@@ -290,13 +290,13 @@ extension Preset {
         let required = ["format", "version"] + shapeKinds.filter { $0.family.type == .int }.map(\.family.presetKey)
             + carriedKinds.filter { $0.family.carried == .required }.map(\.family.presetKey)
         let leftAlone = carriedKinds.filter { if case .leftAlone = $0.family.carried { true } else { false } }.map(\.family.presetKey)
-        return lines.joined(separator: "\n") + "\nGains are linear. \(list(required, "and")) are required; a missing key is its "
+        return lines.joinedBytes(separator: "\n") + "\nGains are linear. \(list(required, "and")) are required; a missing key is its "
             + "default (`crosspoint params`), but a missing \(list(leftAlone, "or")) leaves the node's as it is."
     }
 
     /// `a, b and c`.
     static func list(_ words: [String], _ conjunction: String) -> String {
-        words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " \(conjunction) " + words[words.count - 1]
+        words.count < 2 ? words.joinedBytes() : words.dropLast().joinedBytes(separator: ", ") + " \(conjunction) " + words[words.count - 1]
     }
 
     /// The preset as JSON (the file `crosspoint save` writes, the `mixer` of a state file).

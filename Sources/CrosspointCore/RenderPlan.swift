@@ -325,7 +325,7 @@ struct Program {
         }
         // Pack when the tiles read each input they use at least twice on average and there are
         // more inputs than an L1 set has ways (see `xp_program.pack`).
-        let used = Set(tileSource).sorted()
+        let used = tileSource.elementSet.sorted()
         pack = n > 16 && tileSource.count >= 2 * used.count
         packedIn = used
     }

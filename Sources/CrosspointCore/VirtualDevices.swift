@@ -159,7 +159,7 @@ extension VirtualDevice {
 
     /// The device as `init(text:)` reads it, every field written (description last).
     public var text: String {
-        "\(kind.rawValue) \(name) position=\(positions.joined(separator: ",")) channels=\(channels.joined(separator: ","))"
+        "\(kind.rawValue) \(name) position=\(positions.joinedBytes(separator: ",")) channels=\(channels.joinedBytes(separator: ","))"
             + (isDefault ? " default" : "") + " description=\(description)"
     }
 }
@@ -208,7 +208,7 @@ extension Mixer {
                 names.append(channel)
             }
         }
-        guard Set(names).count == names.count else {
+        guard names.elementSet.count == names.count else {
             throw .invalidValue(key: VirtualDevice.key, reason: "a channel is given twice")
         }
         if !missing.isEmpty { try addChannels(missing, inputs: isSink) }

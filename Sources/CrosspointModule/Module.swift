@@ -30,7 +30,7 @@ final class ModuleInstance {
             ownsCore = true
         }
         guard let core else {
-            throw .cannotConnect(reason: String(cString: strerror(errno)))
+            throw .cannotConnect(reason: String(cBytes: strerror(errno)))
         }
         do {
             host = try NodeHost(core: core, configuration: configuration,
@@ -68,7 +68,7 @@ final class ModuleInstance {
         Unmanaged<ModuleInstance>.fromOpaque(data!).takeUnretainedValue()
     }
 
-    nonisolated(unsafe) private static let moduleEvents = eventTable(pw_impl_module_events(), version: \.version, PW_VERSION_IMPL_MODULE_EVENTS) { events in
+    nonisolated(unsafe) private static let moduleEvents = eventTable(pw_impl_module_events(), version: { $0.version = $1 }, PW_VERSION_IMPL_MODULE_EVENTS) { events in
         events.destroy = { data in
             let instance = ModuleInstance.instance(data)
             instance.tearDown()
@@ -76,15 +76,15 @@ final class ModuleInstance {
         }
     }
 
-    nonisolated(unsafe) private static let coreEvents = eventTable(pw_core_events(), version: \.version, PW_VERSION_CORE_EVENTS) { events in
+    nonisolated(unsafe) private static let coreEvents = eventTable(pw_core_events(), version: { $0.version = $1 }, PW_VERSION_CORE_EVENTS) { events in
         events.error = { data, id, _, res, message in
-            let text = message.map { String(cString: $0) } ?? ""
-            Log.error("core error on object \(id): \(String(cString: strerror(-res))) \(text)")
+            let text = message.map { String(cBytes: $0) } ?? ""
+            Log.error("core error on object \(id): \(String(cBytes: strerror(-res))) \(text)")
             if id == 0 && res == -EPIPE { pw_impl_module_schedule_destroy(ModuleInstance.instance(data).module) }
         }
     }
 
-    nonisolated(unsafe) private static let proxyEvents = eventTable(pw_proxy_events(), version: \.version, PW_VERSION_PROXY_EVENTS) { events in
+    nonisolated(unsafe) private static let proxyEvents = eventTable(pw_proxy_events(), version: { $0.version = $1 }, PW_VERSION_PROXY_EVENTS) { events in
         // `removed`, not `destroy`: pw_core_disconnect (the daemon shutting down, a lost
         // connection) emits it while the filter still exists; by `destroy` the core has
         // destroyed the filters on it itself.
@@ -106,14 +106,14 @@ public func pipewireModuleInit(_ module: OpaquePointer?, _ args: UnsafePointer<C
     Log.setUp()
     guard let module else { return -EINVAL }
     do {
-        let configuration = try NodeConfiguration(arguments: args.map { String(cString: $0) })
+        let configuration = try NodeConfiguration(arguments: args.map { String(cBytes: $0) })
         let instance = try ModuleInstance(module: module, configuration: configuration)
         _ = Unmanaged.passRetained(instance)  // released by the module's destroy event
         let props = cpshim_properties_new()
         pw_properties_set(props, PW_KEY_MODULE_AUTHOR, "Crosspoint")
         pw_properties_set(props, PW_KEY_MODULE_VERSION, CrosspointVersion.string)
         pw_properties_set(props, PW_KEY_MODULE_DESCRIPTION, "Matrix mixer and channel router (pw_filter)")
-        pw_properties_set(props, PW_KEY_MODULE_USAGE, NodeConfiguration.arguments.map { "( \($0.name) = \($0.example) )" }.joined(separator: " "))
+        pw_properties_set(props, PW_KEY_MODULE_USAGE, NodeConfiguration.arguments.map { "( \($0.name) = \($0.example) )" }.joinedBytes(separator: " "))
         pw_impl_module_update_properties(module, &props!.pointee.dict)
         pw_properties_free(props)
         return 0

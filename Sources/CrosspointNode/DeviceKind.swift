@@ -71,7 +71,7 @@ struct NullSinkDevice: DeviceKind {
             (PW_KEY_NODE_NAME, device.name),
             (PW_KEY_NODE_DESCRIPTION, device.description),
             (PW_KEY_MEDIA_CLASS, device.kind == .sink ? MediaClass.sink : MediaClass.virtualSource),
-            (SPA_KEY_AUDIO_POSITION, device.positions.joined(separator: ",")),
+            (SPA_KEY_AUDIO_POSITION, device.positions.joinedBytes(separator: ",")),
             ("monitor.channel-volumes", "true"),
             (PW_KEY_PRIORITY_SESSION, Self.sessionPriority),
             (PW_KEY_NODE_VIRTUAL, "true"),

@@ -67,7 +67,7 @@ public final class FilterNode {
         guard let filter = pw_filter_new(core, configuration.nodeName, props) else {
             context.deallocate()
             listener.deallocate()
-            throw .cannotCreateFilter(name: configuration.nodeName, reason: String(cString: strerror(errno)))
+            throw .cannotCreateFilter(name: configuration.nodeName, reason: String(cBytes: strerror(errno)))
         }
         self.filter = filter
         for k in groups.indices {
@@ -82,7 +82,7 @@ public final class FilterNode {
             pw_filter_connect(filter, PW_FILTER_FLAG_RT_PROCESS, params.baseAddress, UInt32(params.count))
         }
         if result < 0 {
-            Log.error("cannot connect the filter: \(String(cString: strerror(-result)))")
+            Log.error("cannot connect the filter: \(String(cBytes: strerror(-result)))")
         }
         Log.info("\(configuration.nodeName): \(mixer.inputs) inputs, \(mixer.outputs) outputs, mixing kernel \(engine.kernel)")
     }
@@ -387,7 +387,7 @@ public final class FilterNode {
         return Unmanaged<FilterNode>.fromOpaque(owner).takeUnretainedValue()
     }
 
-    nonisolated(unsafe) private static let events = eventTable(pw_filter_events(), version: \.version, PW_VERSION_FILTER_EVENTS) { events in
+    nonisolated(unsafe) private static let events = eventTable(pw_filter_events(), version: { $0.version = $1 }, PW_VERSION_FILTER_EVENTS) { events in
         events.process = dspProcess
         events.param_changed = { data, portData, id, param in
             guard portData == nil, id == SPA_PARAM_Props.rawValue, let param,
@@ -407,10 +407,10 @@ public final class FilterNode {
         }
         events.state_changed = { data, old, state, error in
             guard let node = FilterNode.node(data) else { return }
-            let name = String(cString: pw_filter_state_as_string(state))
+            let name = String(cBytes: pw_filter_state_as_string(state))
             Log.debug("\(node.configuration.nodeName): state \(name)")
             if state == PW_FILTER_STATE_ERROR {
-                let message = error.map { String(cString: $0) } ?? "unknown error"
+                let message = error.map { String(cBytes: $0) } ?? "unknown error"
                 Log.error("\(node.configuration.nodeName): \(message)")
                 node.host?.filterFailed(message)
             }

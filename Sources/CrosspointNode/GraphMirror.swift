@@ -188,10 +188,10 @@ final class GraphMirror {
         onEvent?(.defaultsChanged)
     }
 
-    nonisolated(unsafe) private static let metadataEvents = eventTable(pw_metadata_events(), version: \.version, PW_VERSION_METADATA_EVENTS) { events in
+    nonisolated(unsafe) private static let metadataEvents = eventTable(pw_metadata_events(), version: { $0.version = $1 }, PW_VERSION_METADATA_EVENTS) { events in
         events.property = { data, subject, key, _, value in
             let mirror = Unmanaged<GraphMirror>.fromOpaque(data!).takeUnretainedValue()
-            mirror.metadataChanged(subject: subject, key: key.map { String(cString: $0) }, value: value.map { String(cString: $0) })
+            mirror.metadataChanged(subject: subject, key: key.map { String(cBytes: $0) }, value: value.map { String(cBytes: $0) })
             return 0
         }
     }

@@ -73,7 +73,7 @@ public struct NodeConfiguration: Sendable {
         }
         var values: [String: SPAJSONValue] = [:]
         var extra: [(String, String)] = []
-        let known = Set(NodeConfiguration.arguments.map(\.name))
+        let known = NodeConfiguration.arguments.map(\.name).elementSet
         var seen = Set<String>()
         for (key, value) in pairs {
             guard seen.insert(key).inserted else {
@@ -89,7 +89,7 @@ public struct NodeConfiguration: Sendable {
             } else {
                 throw ArgumentError(
                     argument: key,
-                    reason: "unknown argument; known are " + NodeConfiguration.arguments.map(\.name).joined(separator: ", "))
+                    reason: "unknown argument; known are " + NodeConfiguration.arguments.map(\.name).joinedBytes(separator: ", "))
             }
         }
 
@@ -261,6 +261,6 @@ extension NodeConfiguration {
     /// The module arguments as Markdown, for the README.
     public static func markdownTable() -> String {
         (["| argument | example | meaning |", "|---|---|---|"]
-            + arguments.map { "| `\($0.name)` | `\($0.example)` | \($0.summary) |" }).joined(separator: "\n")
+            + arguments.map { "| `\($0.name)` | `\($0.example)` | \($0.summary) |" }).joinedBytes(separator: "\n")
     }
 }

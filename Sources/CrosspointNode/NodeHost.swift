@@ -74,7 +74,7 @@ public final class NodeHost {
     /// Hands each write-only request of a set-param to the part that claims its key; returns
     /// the other entries, which go to the mixer.
     func takeRequests(_ entries: [PropsCodec.Entry]) -> [PropsCodec.Entry] {
-        let (claimed, others) = PropsCodec.split(entries, claimed: Set(parts.flatMap(\.claimedKeys)))
+        let (claimed, others) = PropsCodec.split(entries, claimed: parts.flatMap(\.claimedKeys).elementSet)
         for entry in claimed {
             parts.first { part in part.claimedKeys.contains { $0 == entry.key } }?.request(entry)
         }

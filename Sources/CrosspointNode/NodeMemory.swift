@@ -64,7 +64,7 @@ final class NodeMemory: NodePart {
             if let state = loaded.state {
                 do {
                     try node.update { m throws(CrosspointError) in m = try Mixer(preset: state.mixer) }
-                    links = keepLinks ? Set(state.links) : []
+                    links = keepLinks ? state.links.elementSet : []
                     forgetLongAbsent()
                     Log.info("\(name): restored its state from \(store.file)")
                 } catch {

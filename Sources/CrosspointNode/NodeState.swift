@@ -96,7 +96,7 @@ public struct NodeState: Codable, Equatable, Sendable {
 
     /// The fingerprint of a configuration's shape and channel names.
     public static func fingerprint(_ mixer: Mixer) -> String {
-        "\(mixer.inputs)x\(mixer.outputs) [\(mixer.inputChannels.joined(separator: " "))] [\(mixer.outputChannels.joined(separator: " "))]"
+        "\(mixer.inputs)x\(mixer.outputs) [\(mixer.inputChannels.joinedBytes(separator: " "))] [\(mixer.outputChannels.joinedBytes(separator: " "))]"
     }
 }
 
@@ -176,7 +176,7 @@ public struct StateStore: Sendable {
         var result: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 4096)
         if getpwuid_r(getuid(), &entry, &buffer, buffer.count, &result) == 0, result != nil, let dir = entry.pw_dir {
-            let home = String(cString: dir)
+            let home = String(cBytes: dir)
             if home.startsWithBytes("/") { return home + "/.local/state" }
         }
         throw StateError("there is no XDG_STATE_HOME or HOME to keep the state in")
@@ -184,7 +184,7 @@ public struct StateStore: Sendable {
 
     public static func environment() -> [String: String] {
         var result: [String: String] = [:]
-        for key in ["XDG_STATE_HOME", "HOME"] { if let v = getenv(key) { result[key] = String(cString: v) } }
+        for key in ["XDG_STATE_HOME", "HOME"] { if let v = getenv(key) { result[key] = String(cBytes: v) } }
         return result
     }
 
@@ -463,7 +463,7 @@ public struct StateStore: Sendable {
         }
     }
 
-    static func reason(_ error: Int32) -> String { String(cString: strerror(error)) }
+    static func reason(_ error: Int32) -> String { String(cBytes: strerror(error)) }
 }
 
 public struct StateError: Error, CustomStringConvertible {

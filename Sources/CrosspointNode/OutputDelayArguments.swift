@@ -34,7 +34,7 @@ extension NodeConfiguration {
                 let j: Int
                 do { j = try mixer.outputIndex(name) } catch {
                     throw ArgumentError(argument: argument, reason: "\(error.description); the outputs are "
-                        + mixer.outputChannels.joined(separator: ", "))
+                        + mixer.outputChannels.joinedBytes(separator: ", "))
                 }
                 guard seen.insert(j).inserted else { throw ArgumentError(argument: argument, reason: "output \(name) is given twice") }
                 delays.append((j, try milliseconds(item, "output \(name)")))

@@ -68,7 +68,7 @@ final class OutputFollower: NodePart {
         guard target.followsDefault else {
             return graph.node(named: target.device).flatMap { isSink($0) ? $0 : nil }
         }
-        let own = Set(node.mixer.devices.map(\.name))
+        let own = node.mixer.devices.map(\.name).elementSet
         if let name = graph.defaultSink, !own.contains(name) { lastDeviceDefault = name }
         if let name = lastDeviceDefault, let id = graph.node(named: name), isSink(id) { return id }
         return graph.nodes.filter { isSink($0.key) && !own.contains($0.value.name) }.keys.min()
@@ -85,7 +85,7 @@ final class OutputFollower: NodePart {
     private func linkedByHand(_ target: OutputTarget) -> String {
         guard let ours = node.nodeID else { return "" }
         let mixer = node.mixer
-        let own = Set(mixer.devices.map(\.name))  // the device host's links, into the node's own sources
+        let own = mixer.devices.map(\.name).elementSet  // the device host's links, into the node's own sources
         var hand: [String] = []
         for j in target.outputIndices(in: mixer) {
             guard let port = graph.port(of: ours, named: PortName.output(mixer.outputChannels[j])) else { continue }
@@ -94,7 +94,7 @@ final class OutputFollower: NodePart {
                 hand.append("\(PortName.output(mixer.outputChannels[j])) -> \(peerNode.name):\(peer.name)")
             }
         }
-        return hand.isEmpty ? "" : " (also linked by hand: " + hand.joined(separator: ", ") + ")"
+        return hand.isEmpty ? "" : " (also linked by hand: " + hand.joinedBytes(separator: ", ") + ")"
     }
 
     /// The links each group needs, then: made where missing, and the group's links to other
@@ -155,7 +155,7 @@ final class OutputFollower: NodePart {
         }
         let report = targets.map { target -> String in
             "\(target.text): " + (device(of: target) == nil ? "waiting for " : "linked to ") + describe(target) + linkedByHand(target)
-        }.joined(separator: "; ")
+        }.joinedBytes(separator: "; ")
         if report != lastReported {
             lastReported = report
             node.publishProperty(CrosspointProperty.targets, report)

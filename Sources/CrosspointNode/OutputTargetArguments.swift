@@ -30,7 +30,7 @@ extension NodeConfiguration {
                 var device: String?, outputs: [String] = [], offset: Int?
                 var seen = Set<String>()
                 for (key, value) in members {
-                    guard targetKeys.contains(key) else { throw fail("'\(key.prefix(40))' is not a target key (\(targetKeys.joined(separator: ", ")))") }
+                    guard targetKeys.contains(key) else { throw fail("'\(key.prefix(40))' is not a target key (\(targetKeys.joinedBytes(separator: ", ")))") }
                     guard seen.insert(key).inserted else { throw fail("'\(key)' is given twice") }
                     switch (key, value) {
                     case let ("device", .string(name)) where !name.isEmpty && !name.contains(" "): device = name
@@ -47,7 +47,7 @@ extension NodeConfiguration {
                     }
                 }
                 guard let device else { throw fail("has no device (a sink's node.name, or default)") }
-                texts.append(device + (outputs.isEmpty ? "" : " outputs=" + outputs.joined(separator: ",")) + (offset.map { " offset=\($0)" } ?? ""))
+                texts.append(device + (outputs.isEmpty ? "" : " outputs=" + outputs.joinedBytes(separator: ",")) + (offset.map { " offset=\($0)" } ?? ""))
             default:
                 throw fail("is not an object like \(example) or a string: \(item)")
             }

@@ -40,7 +40,7 @@ extension NodeConfiguration {
         func fail(_ reason: String) -> ArgumentError { ArgumentError(argument: "devices", reason: "device \(n): \(reason)") }
         var fields: [String: SPAJSONValue] = [:]
         for (key, value) in members {
-            guard deviceKeys.contains(key) else { throw fail("'\(key.prefix(40))' is not a device key (\(deviceKeys.joined(separator: ", ")))") }
+            guard deviceKeys.contains(key) else { throw fail("'\(key.prefix(40))' is not a device key (\(deviceKeys.joinedBytes(separator: ", ")))") }
             guard fields.updateValue(value, forKey: key) == nil else { throw fail("'\(key)' is given twice") }
         }
         func word(_ key: String) throws(ArgumentError) -> String? {
@@ -61,7 +61,7 @@ extension NodeConfiguration {
                 default: throw fail("\(key) holds \(item), not a name or an index")
                 }
             }
-            return words.joined(separator: ",")
+            return words.joinedBytes(separator: ",")
         }
         guard let name = try word("name") else { throw fail("has no name") }
         var text = "\(try word("type") ?? "sink") \(name)"

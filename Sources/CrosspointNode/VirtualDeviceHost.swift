@@ -157,7 +157,7 @@ final class VirtualDeviceHost: NodePart {
             entry.status = .failed("the request could not be sent")
             Log.warn("\(nodeName): device '\(device.name)' could not be asked for")
         } else {
-            Log.info("\(nodeName): makes \(device.kind.rawValue) '\(device.name)' (\(device.positions.joined(separator: ",")) -> \(device.channels.joined(separator: ",")))")
+            Log.info("\(nodeName): makes \(device.kind.rawValue) '\(device.name)' (\(device.positions.joinedBytes(separator: ",")) -> \(device.channels.joinedBytes(separator: ",")))")
         }
         managed[device.name] = entry
     }
@@ -274,7 +274,7 @@ final class VirtualDeviceHost: NodePart {
             case let .nameTaken(id): "\(name): waiting (node \(id) has this name)"
             case let .failed(why): "\(name): failed (\(why))"
             }
-        }.joined(separator: "; ")
+        }.joinedBytes(separator: "; ")
         guard text != lastReported else { return }
         lastReported = text
         self.node.publishProperty(CrosspointProperty.devices, text)

@@ -29,7 +29,7 @@ extension spa_dict {
         for k in 0..<Int(n_items) {
             let item = items[k]
             guard let key = item.key else { continue }
-            result[String(cString: key)] = item.value.map { String(cString: $0) } ?? ""
+            result[String(cBytes: key)] = item.value.map { String(cBytes: $0) } ?? ""
         }
         return result
     }

@@ -16,7 +16,7 @@ public enum LevelsCodec {
     /// The property's text for a reading.
     public static func text(_ reading: LevelReading) -> String {
         func channels(_ levels: [Level]) -> String {
-            "[" + levels.map { "[\(Level.json($0.peak)),\(Level.json($0.rms))]" }.joined(separator: ",") + "]"
+            "[" + levels.map { "[\(Level.json($0.peak)),\(Level.json($0.rms))]" }.joinedBytes(separator: ",") + "]"
         }
         return "{\"seq\":\(reading.sequence),\"interval\":\(reading.interval),\"frames\":\(reading.frames),"
             + "\"inputs\":\(channels(reading.inputs)),\"outputs\":\(channels(reading.outputs))}"

@@ -45,12 +45,14 @@ public enum Log {
 /// A table of PipeWire event callbacks (`pw_filter_events`, `pw_registry_events` ...), made
 /// once per process and never changed, like the `static const struct ..._events` tables of
 /// PipeWire's own C: its version set, then the callbacks `fill` sets, the rest NULL. Lives as
-/// long as the process, as those do (the module is never unloaded: `-z nodelete`).
+/// long as the process, as those do (the module is never unloaded: `-z nodelete`). The version
+/// is set by a closure, not a key path: a key path is made at run time by the standard
+/// library's key path code, which sits on a block of its big code section of its own.
 package func eventTable<Events>(
-    _ empty: Events, version: WritableKeyPath<Events, UInt32>, _ number: Int32, _ fill: (inout Events) -> Void
+    _ empty: Events, version: (inout Events, UInt32) -> Void, _ number: Int32, _ fill: (inout Events) -> Void
 ) -> UnsafeMutablePointer<Events> {
     var events = empty
-    events[keyPath: version] = UInt32(number)
+    version(&events, UInt32(number))
     fill(&events)
     let table = UnsafeMutablePointer<Events>.allocate(capacity: 1)
     table.initialize(to: events)

@@ -351,5 +351,5 @@ public enum PropsCodec {
         return numbers.isEmpty && count == 0 ? .strings([]) : .numbers(numbers)
     }
 
-    private static func typeName(_ type: UInt32) -> String { String(cString: cpshim_type_name(type)) }
+    private static func typeName(_ type: UInt32) -> String { String(cBytes: cpshim_type_name(type)) }
 }

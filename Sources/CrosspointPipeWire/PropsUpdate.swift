@@ -96,8 +96,8 @@ extension PropsCodec.RawValue {
         switch self {
         case let .number(v): Gain.format(v)
         case let .bool(b): "\(b)"
-        case let .numbers(list): "[" + list.map(Gain.format).joined(separator: ",") + "]"
-        case let .strings(list): "[" + list.joined(separator: " ") + "]"
+        case let .numbers(list): "[" + list.map(Gain.format).joinedBytes(separator: ",") + "]"
+        case let .strings(list): "[" + list.joinedBytes(separator: " ") + "]"
         case let .invalid(what): what
         }
     }

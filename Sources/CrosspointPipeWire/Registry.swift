@@ -30,10 +30,10 @@ package final class Registry {
         pw_proxy_destroy(proxy)
     }
 
-    nonisolated(unsafe) private static let events = eventTable(pw_registry_events(), version: \.version, PW_VERSION_REGISTRY_EVENTS) { events in
+    nonisolated(unsafe) private static let events = eventTable(pw_registry_events(), version: { $0.version = $1 }, PW_VERSION_REGISTRY_EVENTS) { events in
         events.global = { data, id, _, type, _, props in
             let registry = Unmanaged<Registry>.fromOpaque(data!).takeUnretainedValue()
-            let global = Global(id: id, type: type.map { String(cString: $0) } ?? "", properties: props?.pointee.strings ?? [:])
+            let global = Global(id: id, type: type.map { String(cBytes: $0) } ?? "", properties: props?.pointee.strings ?? [:])
             registry.globals.append(global)
             registry.onAdded?(global)
         }

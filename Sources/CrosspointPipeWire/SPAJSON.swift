@@ -89,8 +89,8 @@ public indirect enum SPAJSONValue: Equatable, Sendable, CustomStringConvertible 
         case let .number(n): Gain.format(n)
         case let .bool(b): "\(b)"
         case let .string(s): "\"\(s)\""
-        case let .array(items): "[ " + items.map(\.description).joined(separator: " ") + " ]"
-        case let .object(pairs): "{ " + pairs.map { "\($0.0) = \($0.1)" }.joined(separator: " ") + " }"
+        case let .array(items): "[ " + items.map(\.description).joinedBytes(separator: " ") + " ]"
+        case let .object(pairs): "{ " + pairs.map { "\($0.0) = \($0.1)" }.joinedBytes(separator: " ") + " }"
         case .null: "null"
         case .missing: "(nothing)"
         }
