@@ -5,8 +5,8 @@ import Testing
 /// devices are made and removed 200 times, and while 10,000 output delays are changed, through
 /// the real module in a private daemon. Each storm runs in batches; the RSS after each batch is
 /// printed. Growth is judged after a warm-up (glibc keeps freed memory in its arenas, and the
-/// daemon's own pools fill once): after it, what the second half of the storm adds must stay
-/// small, and the whole growth after the warm-up under a bound. The bounds and the figures they
+/// daemon's own pools fill once): after it, the whole growth must stay under a bound, and the
+/// last batches must be flat (a leak goes on to the end). The bounds and the figures they
 /// come from: RELIABILITY.md, "Memory under storms".
 @Suite(.serialized)
 struct DaemonMemoryTests {
@@ -35,17 +35,38 @@ struct DaemonMemoryTests {
         return try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
     }
 
+    /// The daemon's resident KiB by kind of mapping: the heap (brk), anonymous mappings (malloc's
+    /// large blocks, the delay lines, stacks), memfd (buffers shared with clients), files.
+    private func residentByKind(_ sandbox: Sandbox) -> String {
+        // Through cat: Foundation reads a /proc file (size 0 to stat) only as far as its first page.
+        guard let pid = sandbox.daemonPID else { return "-" }
+        let smaps = sandbox.run(["cat", "/proc/\(pid)/smaps"]).stdout
+        var sums: [String: Int] = [:], kind = "file"
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            if let first = fields.first, first.contains("-"), fields.count >= 5 {
+                let name = fields.count >= 6 ? String(fields[5]) : ""
+                kind = name == "[heap]" ? "heap" : name.isEmpty ? "anon" : name.hasPrefix("/memfd:") ? "memfd" : name.hasPrefix("[") ? "other" : "file"
+            } else if fields.first == "Rss:", fields.count >= 2, let kb = Int(fields[1]) {
+                sums[kind, default: 0] += kb
+            }
+        }
+        return ["heap", "anon", "memfd", "file", "other"].map { "\($0) \(sums[$0] ?? 0)" }.joined(separator: ", ")
+    }
+
     /// Judges the RSS after each batch (KiB): `warmUp` batches are left out; after them, the
-    /// growth may not pass `bound` KiB, and the second half may not add more than `halfBound` KiB.
-    private func judge(_ name: String, _ samples: [Int], warmUp: Int, bound: Int, halfBound: Int) {
+    /// growth may not pass `bound` KiB, and the last three batches may not add more than
+    /// `tailBound` KiB between them (a leak goes on to the end; a step the daemon takes once,
+    /// as a buffer of its own grown on a loaded machine, does not: CI on 1.4 once saw
+    /// `13304 14380 14380 14380 14380` in the delay storm's second half).
+    private func judge(_ name: String, _ samples: [Int], warmUp: Int, bound: Int, tailBound: Int) {
         let settled = Array(samples[warmUp...])
-        let middle = settled[settled.count / 2]
-        let growth = settled.last! - settled.first!, secondHalf = settled.last! - middle
+        let growth = settled.last! - settled.first!, tail = settled.last! - settled[settled.count - 3]
         print("\(name): daemon RSS KiB after each batch: \(samples.map(String.init).joined(separator: " "))")
         print("\(name): +\(samples.last! - samples.first!) KiB in all; after the warm-up (\(warmUp) batches) +\(growth) KiB, "
-              + "of which the second half +\(secondHalf) KiB")
+              + "of which the last three batches +\(tail) KiB")
         #expect(growth <= bound, "\(name): the daemon grew \(growth) KiB after the warm-up (bound \(bound)): \(samples)")
-        #expect(secondHalf <= halfBound, "\(name): the daemon grew \(secondHalf) KiB in the second half (bound \(halfBound)): \(samples)")
+        #expect(tail <= tailBound, "\(name): the daemon still grew \(tail) KiB over the last three batches (bound \(tailBound)): \(samples)")
     }
 
     /// 200 virtual sinks made and removed: 20 batches of 10 devices, added by one set-param,
@@ -80,8 +101,8 @@ struct DaemonMemoryTests {
         // daemon's own warm-up for 10 linked devices at once), then +84 to 116 KiB over the
         // last 15 batches. Before the node trimmed the daemon's free memory: 16 to 69 MiB,
         // +14.7 MiB after the warm-up. A device leaking what it costs while linked (about
-        // 1.1 MiB) would pass the bound within two batches.
-        judge("200 virtual devices", samples, warmUp: 5, bound: 2048, halfBound: 1024)
+        // 1.1 MiB) would pass the bound within two batches, and the last three's at once.
+        judge("200 virtual devices", samples, warmUp: 5, bound: 2048, tailBound: 512)
         #expect(!sandbox.daemonLog.contains("leaked proxy"))
     }
 
@@ -109,12 +130,14 @@ struct DaemonMemoryTests {
                 sandbox.float(graph.params(of: Self.node)["delay.out.1"]) == last
             }
             samples.append(try rss(sandbox))
+            print("10,000 delay changes, batch \(batch): RSS \(samples.last!) KiB: \(residentByKind(sandbox))")
         }
         print("10,000 delay changes in \(Int(Date().timeIntervalSince(started))) s")
         // Measured (RELIABILITY.md), three runs: +1.4 to 1.7 MiB over the first 1,000 changes (the
         // two outputs' delay lines, 2 x 256 KiB of ring, made on the first delay and reused
         // after), then -156 to +452 KiB over the last 8,000, flat by the end. The review's
-        // 0.7 MiB per 1,000, had it gone on, is 5.6 MiB after the warm-up.
-        judge("10,000 delay changes", samples, warmUp: 2, bound: 2048, halfBound: 1024)
+        // 0.7 MiB per 1,000, had it gone on, is 5.6 MiB after the warm-up and 1.4 MiB over the
+        // last three batches.
+        judge("10,000 delay changes", samples, warmUp: 2, bound: 2048, tailBound: 512)
     }
 }

@@ -395,14 +395,19 @@ struct VirtualDeviceTests {
             try? FileManager.default.removeItem(atPath: recorded)
         }
         try Wave.write(signal.channels, to: wav)
-        // At each quantum the node's path is judged against the direct one in every recording,
-        // and against the signal in the first clean one (the direct path exact: the player and
-        // the recorder kept up), up to three recordings.
+        // At each quantum, up to three recordings until one is clean: the direct path exact (the
+        // player and the recorder kept up) and, on PipeWire 1.x, no xrun counted in the graph
+        // meanwhile (pw-top's ERR). A deadline the graph missed can cost the longer path (tone,
+        // game, the node, the interface) a cycle the direct one keeps: CI on 1.4 saw the node's
+        // path off by 0.2 mid-signal, once with the direct path exact and once with it glitched.
+        // Quantum 1024 and 256 must have a clean recording; 64, where a loaded two-core machine
+        // misses deadlines often, is judged when one is clean.
         for quantum in [1024, 256, 64] {
             #expect(sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(quantum)"]).succeeded)
-            var clean: Comparison?
+            var clean: (comparison: Comparison, read: [[Float]])?
             for attempt in 1...3 where clean == nil {
                 let tag = "\(quantum)-\(attempt)"
+                let errorsBefore = sandbox.graphErrors()
                 let recorder = try sandbox.start([
                     "pw-record", "--target", "interface", "-P", "{ stream.capture.sink = true node.name = delay-rec-\(tag) }",
                     "--channels", "4", "--channel-map", PipeWire.channelMap(["FL", "FR", "RL", "RR"]), "--format", "f32", recorded,
@@ -420,32 +425,29 @@ struct VirtualDeviceTests {
                 player.wait(timeout: 30)
                 usleep(300_000)
                 recorder.stop()
+                let xruns = errorsBefore.flatMap { before in sandbox.graphErrors().map { $0 - before } } ?? 0
                 let read = try Wave.read(recorded)
                 try #require(read.count == 4)
                 let comparison = try Comparison(recording: Recording(outputs: Array(read.prefix(2)), reference: read[2],
                                                                      referenceSignal: signal.channels[0]), expected: signal.channels)
                 print("quantum \(quantum), recording \(attempt): through game and the node \(comparison.lag.map(String.init) ?? "-") samples, "
                       + "direct \(comparison.referenceLag.map(String.init) ?? "-"): added \(comparison.addedDelay.map(String.init) ?? "-")"
-                      + (comparison.referenceError <= 1e-4 ? "" : String(format: " (glitched: the direct path is off by %.2f)", comparison.referenceError)))
-                // Judged in every recording: the node's left channel is the direct one, sample for
-                // sample at the same position of the recording (so no delay added), over the steady
-                // window the rig judges everything by. Both paths carry the same blocks of tone:
-                // a block the player or the recorder lost or repeated on a loaded machine reaches
-                // both alike. (At the very start and end of a file, the graph that pw-cat joins or
-                // leaves may run a path a cycle apart: PipeWire 0.3.65, a loaded machine.)
-                let difference = comparison.difference(read[0], read[2])
-                let first = difference.first.map(String.init) ?? "-"
-                #expect(difference.largest == 0,
-                        "quantum \(quantum), recording \(attempt): the node's path differs from the direct one by up to \(difference.largest), first at sample \(first) of the signal")
-                if comparison.referenceError <= 1e-4 { clean = comparison }
+                      + (comparison.referenceError <= 1e-4 ? "" : String(format: " (glitched: the direct path is off by %.2f)", comparison.referenceError))
+                      + (xruns > 0 ? " (glitched: \(xruns) xrun(s) in the graph)" : ""))
+                if comparison.referenceError <= 1e-4 && xruns <= 0 { clean = (comparison, read) }
             }
-            // Against the signal itself (every output, the lags), where the player and the recorder
-            // kept up: the direct path is the signal.
-            guard let comparison = clean else {
-                print("quantum \(quantum): every recording glitched (the player or the recorder lost a block); judged against the direct path only")
+            guard let (comparison, read) = clean else {
+                #expect(quantum == 64, "quantum \(quantum): every recording glitched")
                 continue
             }
             #expect(comparison.addedDelay == 0, "quantum \(quantum): \(comparison)")
+            // The node's left channel is the direct one, sample for sample, over the steady window
+            // the rig judges everything by: at the very start and end of a file, the graph that
+            // pw-cat joins or leaves may run a path a cycle apart (PipeWire 0.3.65, a loaded machine).
+            let difference = comparison.difference(read[0], read[2])
+            let first = difference.first.map(String.init) ?? "-"
+            #expect(difference.largest == 0,
+                    "quantum \(quantum): the node's path differs from the direct one by up to \(difference.largest), first at sample \(first) of the signal")
             comparison.expectMatch(tolerance: 1e-4, "quantum \(quantum)")
         }
     }

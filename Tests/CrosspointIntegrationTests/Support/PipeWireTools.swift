@@ -122,4 +122,20 @@ extension Sandbox {
             throw SandboxError("\(error); pw-cli: \(cli.errors(after: start).prefix(5))")
         }
     }
+    /// The xruns PipeWire has counted in the graph so far: pw-top's ERR column (a driver's
+    /// xruns, each follower's), summed over the nodes of its last refresh; nil where pw-top has
+    /// no batch mode (PipeWire 0.3.65). A count that rose over a recording says the graph missed
+    /// a deadline meanwhile: a node late in a cycle, whose path may have lost or repeated it.
+    func graphErrors() -> Int? {
+        guard PipeWire.atLeast(1, 0, 0) else { return nil }
+        let top = run(["pw-top", "-b", "-n", "2"], timeout: 20)
+        guard top.succeeded else { return nil }
+        let lines = top.stdout.split(separator: "\n")
+        guard let header = lines.lastIndex(where: { $0.hasPrefix("S ") && $0.contains(" ERR ") }) else { return nil }
+        // S ID QUANT RATE WAIT BUSY W/Q B/Q ERR FORMAT NAME: ERR is the ninth field.
+        return lines[(header + 1)...].reduce(0) { sum, line in
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            return sum + (fields.count > 8 ? Int(fields[8]) ?? 0 : 0)
+        }
+    }
 }
