@@ -63,8 +63,9 @@ struct DaemonMemoryTests {
         let settled = Array(samples[warmUp...])
         let growth = settled.last! - settled.first!, tail = settled.last! - settled[settled.count - 3]
         print("\(name): daemon RSS KiB after each batch: \(samples.map(String.init).joined(separator: " "))")
-        print("\(name): +\(samples.last! - samples.first!) KiB in all; after the warm-up (\(warmUp) batches) +\(growth) KiB, "
-              + "of which the last three batches +\(tail) KiB")
+        func signed(_ n: Int) -> String { n < 0 ? "\(n)" : "+\(n)" }
+        print("\(name): \(signed(samples.last! - samples.first!)) KiB in all; after the warm-up (\(warmUp) batches) \(signed(growth)) KiB, "
+              + "of which the last three batches \(signed(tail)) KiB")
         #expect(growth <= bound, "\(name): the daemon grew \(growth) KiB after the warm-up (bound \(bound)): \(samples)")
         #expect(tail <= tailBound, "\(name): the daemon still grew \(tail) KiB over the last three batches (bound \(tailBound)): \(samples)")
     }
