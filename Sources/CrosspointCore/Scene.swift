@@ -41,7 +41,9 @@ extension Mixer {
     /// The mix `t` of the way (0...1) from scene `a` to scene `b`, this mixer otherwise: every
     /// key either scene holds moves by its role (gains along `GainCurve`, a mute through the
     /// gain it mutes, a delay half-way), keys in `keeping` (a recall's safes) stay as this
-    /// mixer has them, and keys only one scene names for this mixer's channels are left alone.
+    /// mixer has them (a mute moves only with its gain: keeping a gain keeps its mute too; the
+    /// master mute goes with `gain.master`), and keys only one scene names for this mixer's
+    /// channels are left alone.
     /// At `t >= 1` the scene's keys are exactly `b`'s; at `t <= 0` exactly `a`'s. A gain a mute
     /// silences on one side fades through zero instead of jumping: while moving, the mute is off
     /// and the gain carries it; it is set at the end (muted on both sides, it stays muted).

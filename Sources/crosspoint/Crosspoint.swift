@@ -101,22 +101,26 @@ struct ParamsCommand: ParsableCommand {
     @Flag(help: "Print the table as Markdown.") var markdown = false
     @Flag(help: "Print the table as JSON: a list of { key, type, default, range, meaning }.") var json = false
 
-    /// `--json`'s row: the table's cells, as words (`GET /api/params` gives the surface numbers).
+    /// `--json`'s row: the table's cells, as words without Markdown's code marks (`GET
+    /// /api/params` gives the surface numbers).
     struct Row: Encodable {
         let key: String
         let type: String
         let `default`: String
         let range: String
         let meaning: String
+
+        init(_ row: Parameter.TableRow) {
+            func plain(_ text: String) -> String { text.filter { $0 != "`" } }
+            (key, type, `default`, range, meaning) = (plain(row.key), plain(row.type), plain(row.default), plain(row.range), plain(row.meaning))
+        }
+
+        var cells: [String] { [key, type, `default`, range, meaning] }
     }
 
     func run() throws {
-        // Words without Markdown's code marks.
-        let table = Parameter.tableRows.map { row in
-            [row.key, row.type, row.default, row.range, row.meaning].map { $0.filter { $0 != "`" } }
-        }
+        let rows = Parameter.tableRows.map(Row.init)
         if json {
-            let rows = table.map { Row(key: $0[0], type: $0[1], default: $0[2], range: $0[3], meaning: $0[4]) }
             print(try JSONText.encode(rows), terminator: "")
             return
         }
@@ -125,7 +129,6 @@ struct ParamsCommand: ParsableCommand {
             return
         }
         // The same table without Markdown.
-        let rows = [["KEY", "TYPE", "DEFAULT", "RANGE", "MEANING"]] + table
-        printTable(rows, terminal: Terminal(colour: .auto, width: nil))
+        printTable([["KEY", "TYPE", "DEFAULT", "RANGE", "MEANING"]] + rows.map(\.cells), terminal: Terminal(colour: .auto, width: nil))
     }
 }

@@ -177,9 +177,9 @@ extension Sandbox {
             for i in effective.indices { for j in effective[i].indices where !linkedOutputs.contains(j) { effective[i][j] = 0 } }
         }
         let expected = signal.expected(gains: effective, linkedInputs: linkedInputs ?? Set(gains.indices))
-        // The reference path (the player straight into the sink, no node on it) is the rig's
-        // control: when it is not the signal, the machine lost a cycle of the player or the
-        // recorder, and the recording says nothing of the node (seen in CI on 1.4 under load:
+        // The reference path (the source's first channel straight into the sink, no node on it)
+        // is the rig's control: when it is not the signal, the machine lost a cycle of the player
+        // or the recorder, and the recording says nothing of the node (seen in CI on 1.4 under load:
         // reference error 0.19, the node's outputs off alike). Such a recording is printed and
         // made again, at most twice; a node's own error, with the reference exact, fails at once.
         for attempt in 1...Self.recordingsWhenTheMachineGlitches {
