@@ -17,6 +17,9 @@ public final class MatrixMixer {
     private var lastPublished: UnsafeMutablePointer<RenderPlan>
     /// The outputs' delay lines, shared by the plans that hold them.
     private var delayLines = DelayLinePool()
+    /// The channels ducking rules have lowered, by name: a plan's stage keeps them, so that one
+    /// no rule lowers any more comes back up instead of jumping (DuckingStage).
+    private var duckedInputs: Set<String> = [], duckedOutputs: Set<String> = []
 
     /// The kernel version that renders this mixer.
     public let kernel: KernelVersion
@@ -63,7 +66,8 @@ public final class MatrixMixer {
         self.mixer = mixer
         self.kernel = kernel
         state = .allocate(capacity: 1)
-        lastPublished = RenderPlan.make(for: mixer, kernel: kernel, lines: delayLines.lines(for: mixer, rate: sampleRate, silentPast: true))
+        lastPublished = RenderPlan.make(for: mixer, kernel: kernel, lines: delayLines.lines(for: mixer, rate: sampleRate, silentPast: true),
+                                        ducking: DuckingStage.make(for: mixer, alsoInputs: [], alsoOutputs: []))
         state.initialize(to: RenderState(active: lastPublished, sampleRate: sampleRate))
     }
 
@@ -73,6 +77,8 @@ public final class MatrixMixer {
         if let pending = state.pointee.pending.exchange(nil, ordering: .acquiring) { destroy(pending) }
         if let active = state.pointee.active { destroy(active) }
         state.pointee.retired.deallocate()
+        state.pointee.duckReductions.deinitialize(count: DuckingRule.limit)
+        state.pointee.duckReductions.deallocate()
         state.deinitialize(count: 1)
         state.deallocate()
     }
@@ -94,7 +100,12 @@ public final class MatrixMixer {
         mixer = next
         collectRetired()
         let rate = max(Double(state.pointee.observedRate.load(ordering: .relaxed)), state.pointee.initialRate)
-        let plan = RenderPlan.make(for: next, kernel: kernel, lines: delayLines.lines(for: next, rate: rate))
+        let plan = RenderPlan.make(for: next, kernel: kernel, lines: delayLines.lines(for: next, rate: rate),
+                                   ducking: DuckingStage.make(for: next, alsoInputs: duckedInputs, alsoOutputs: duckedOutputs))
+        for rule in next.ducking {
+            duckedInputs.formUnion(rule.inputs)
+            duckedOutputs.formUnion(rule.outputs)
+        }
         plan.pointee.markChanges(since: lastPublished.pointee)
         // Take back a plan the renderer never took; the new one replaces it, changes included.
         // (Only this side publishes, so the slot stays empty until the exchange below.)
@@ -123,6 +134,14 @@ public final class MatrixMixer {
         let rate = max(Double(renderRate), state.pointee.initialRate)
         guard delayLines.needsBiggerLines(atRate: rate) else { return }
         replace(with: mixer)
+    }
+
+    /// The reduction (dB, 0 or below) of each ducking rule of the mixer at the end of the
+    /// renderer's last block, in the rules' order (0 before it has rendered one).
+    public var duckingReductions: [Double] {
+        (0..<min(mixer.ducking.count, DuckingRule.limit)).map {
+            Double(Float(bitPattern: state.pointee.duckReductions[$0].load(ordering: .relaxed)))
+        }
     }
 
     /// How many delay lines are allocated (tests).
@@ -162,6 +181,9 @@ struct RenderState: ~Copyable {
     let initialRate: Double
     /// The rate the host last gave (render thread): `observedRate` is written only on a change.
     var reportedRate = 0.0
+    /// Each ducking rule's reduction at the end of the last block, a Float's bits (written by
+    /// the render thread, read by the control thread).
+    let duckReductions: UnsafeMutablePointer<Atomic<UInt32>>
 
     init(active: UnsafeMutablePointer<RenderPlan>, sampleRate: Double) {
         self.active = active
@@ -169,6 +191,8 @@ struct RenderState: ~Copyable {
         initialRate = sampleRate
         retired = .allocate(capacity: RenderState.retiredCapacity)
         retired.initialize(repeating: nil, count: RenderState.retiredCapacity)
+        duckReductions = .allocate(capacity: DuckingRule.limit)
+        for k in 0..<DuckingRule.limit { (duckReductions + k).initialize(to: Atomic(0)) }
     }
 }
 
@@ -213,12 +237,19 @@ public struct MatrixRenderer: RenderBlock {
         guard let planPointer = state.pointee.active else { return }
         let plan = planPointer.pointee
         let frames = min(max(frameCount, 0), maximumFrameCount)
+        // Ducking: the triggers measured and the lowered inputs scaled before the matrix reads them.
+        let stage = plan.ducking
+        let inputs = stage?.pointee.begin(frames: frames, rate: state.pointee.sampleRate, inputs: inputs,
+                                          reductions: state.pointee.duckReductions) ?? inputs
         if plan.ramping.pointee == 0 {
             // Steady: the plan's program, in one call (copies, silences, tiles).
             xp_run(plan.program, inputs.baseAddress, Int32(truncatingIfNeeded: inputs.count), outputs.baseAddress,
                    Int32(truncatingIfNeeded: outputs.count), Int32(frames))
             if outputs.count > plan.outputs {
                 for j in plan.outputs..<outputs.count { if let out = outputs[j] { Kernel.clear(out, frames) } }
+            }
+            if let stage {
+                for j in 0..<min(outputs.count, plan.outputs) { if let out = outputs[j] { stage.pointee.lower(output: j, out, frames: frames) } }
             }
             for k in 0..<plan.delayedCount {
                 let j = Int(plan.delayed[k])
@@ -241,7 +272,10 @@ public struct MatrixRenderer: RenderBlock {
             } else {
                 renderSteady(plan, output: j, out, frames)
             }
-            if j < plan.outputs { delay(plan, output: j, out, frames) }
+            if j < plan.outputs {
+                stage?.pointee.lower(output: j, out, frames: frames)
+                delay(plan, output: j, out, frames)
+            }
             levels?.measureOutput(j, out, frames: frames)
         }
         // Delays go on (in silence) on outputs nobody listens to.
@@ -269,6 +303,7 @@ public struct MatrixRenderer: RenderBlock {
         let rampFrames = frames.isFinite ? Int(min(frames.rounded(), Double(Int32.max))) : 0
         next.pointee.install(after: s.pointee.active, rampFrames: rampFrames)
         next.pointee.takeOverDelayLines(from: s.pointee.active)
+        next.pointee.ducking?.pointee.takeOver(from: s.pointee.active?.pointee.ducking)
         s.pointee.retired[tail % RenderState.retiredCapacity] = s.pointee.active
         s.pointee.retiredTail.store(tail + 1, ordering: .releasing)
         s.pointee.active = next

@@ -37,6 +37,8 @@ public struct Mixer: Equatable, Sendable {
     public internal(set) var devices: [VirtualDevice] = []
     /// Output groups that follow a device (`targets`; OutputTargets.swift).
     public internal(set) var targets: [OutputTarget] = []
+    /// Ducking rules: inputs whose level lowers other inputs or outputs (`duck`; DuckingRule.swift).
+    public internal(set) var ducking: [DuckingRule] = []
     /// The delay of each output in milliseconds, 0 to 1000 (`delay.out.<out>`; OutputDelay.swift).
     public internal(set) var outputDelays: [Double]
 

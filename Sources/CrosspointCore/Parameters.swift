@@ -96,7 +96,7 @@ public struct ParameterFamily: Sendable, Equatable {
 /// ARCHITECTURE.md, "Adding a key".
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute, outputDelay
-    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, targets, levelsWatch
+    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, targets, ducking, levelsWatch
 
     public var family: ParameterFamily {
         switch self {
@@ -165,6 +165,12 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
                   summary: "Outputs that follow a device, one string each: DEVICE [outputs=C,C] [offset=N]; DEVICE is a sink's node.name or default (README: Crosspoint as your sound output)",
                   carried: .leftAlone(group: OutputTarget.key),
                   rangeNote: "0 to \(OutputTarget.limit) groups; each output in one group at most; by position, or from channel N with offset=N",
+                  defaultNote: "none")
+        case .ducking:
+            .init(pattern: DuckingRule.key, type: .names, defaultValue: 0, range: 0...Double(DuckingRule.limit),
+                  summary: "Ducking rules, one string each: TRIGGER[,TRIGGER] lowers=CHANNEL[,out:CHANNEL] [depth=DB] [threshold=DB] [knee=DB] [attack=MS] [hold=MS] [release=MS] [detect=rms or peak] [off]; while the trigger inputs are above the threshold the node lowers the channels named (README: Ducking)",
+                  carried: .leftAlone(group: DuckingRule.key), midiMappable: false,
+                  rangeNote: "0 to \(DuckingRule.limit) rules; depth -60 to 0 dB (default -12), threshold -90 to 0 dBFS (-40), knee 0 to 40 dB (0), attack 0 to 5000 ms (20), hold and release 0 to 10000 ms (300, 600)",
                   defaultNote: "none")
         case .levelsWatch:
             .init(pattern: LevelWatch.key, type: .intArray, defaultValue: 0, range: 0...Double(Int32.max),
@@ -379,6 +385,7 @@ extension Mixer {
         case .midiLearn: .names([])  // write-only: nothing to read back
         case .devices: .names(devices.map(\.text))
         case .targets: .names(targets.map(\.text))
+        case .ducking: .names(ducking.map(\.text))
         case .levelsWatch: .ints([])  // write-only: nothing to read back
         }
     }
@@ -410,6 +417,10 @@ extension Mixer {
         case (.devices, .ints([])): try setDevices([])
         case let (.targets, .names(texts)): try setTargets(texts)
         case (.targets, .ints([])): try setTargets([])
+        case let (.ducking, .names(texts)): try setDucking(texts)
+        case (.ducking, .ints([])): try setDucking([])
+        case (.ducking, _):
+            throw .invalidValue(key: key, reason: "expects a list of rules like [ \"mic lowers=music_FL,music_FR depth=-15\" ], got \(value)")
         case (.targets, _):
             throw .invalidValue(key: key, reason: "expects a list of targets like [ \"default outputs=FL,FR\" ], got \(value)")
         case (.devices, _):

@@ -51,11 +51,16 @@ struct RenderPlan {
     let delayed: UnsafeMutablePointer<Int32>
     let delayedCount: Int
 
+    /// The ducking rules' stage (DuckingStage.swift), allocated apart; nil when no channel is
+    /// lowered or coming back.
+    let ducking: UnsafeMutablePointer<DuckingStage>?
+
     /// Allocates a plan for `mixer` (control thread): the plan, its program and every array
     /// of both in one block (`BlockLayout`), what the steady render reads first. `lines` are
     /// the outputs' delay lines (`DelayLinePool.lines`), none when empty.
     static func make(
-        for mixer: Mixer, kernel: KernelVersion, lines: [UnsafeMutablePointer<DelayLine>?] = []
+        for mixer: Mixer, kernel: KernelVersion, lines: [UnsafeMutablePointer<DelayLine>?] = [],
+        ducking: UnsafeMutablePointer<DuckingStage>? = nil
     ) -> UnsafeMutablePointer<RenderPlan> {
         let n = mixer.inputs, m = mixer.outputs
         var targets = [Float](repeating: 0, count: n * m)
@@ -136,13 +141,15 @@ struct RenderPlan {
             changed: block.array(at: changedAt, repeating: true, count: m),
             delayLines: block.array(at: delayLinesAt, from: (0..<m).map { $0 < lines.count ? lines[$0] : nil }),
             delaySeconds: block.array(at: delaySecondsAt, from: mixer.outputDelays.map { $0 / 1000 }),
-            delayed: block.array(at: delayedAt, from: delayedOutputs), delayedCount: delayedOutputs.count), count: 1)
+            delayed: block.array(at: delayedAt, from: delayedOutputs), delayedCount: delayedOutputs.count,
+            ducking: ducking), count: 1)
         return plan  // at the block's start (planAt is 0): `destroy` frees the block through it
     }
 
     /// Frees a plan (control thread, once the render thread has let go of it): its block,
     /// which starts with the plan.
     static func destroy(_ plan: UnsafeMutablePointer<RenderPlan>) {
+        if let stage = plan.pointee.ducking { DuckingStage.destroy(stage) }
         plan.pointee.program.deinitialize(count: 1)
         plan.deinitialize(count: 1)
         UnsafeMutableRawPointer(plan).deallocate()

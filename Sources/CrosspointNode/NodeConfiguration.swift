@@ -53,6 +53,8 @@ public struct NodeConfiguration: Sendable {
               summary: "Virtual devices applications choose: sinks feeding inputs, sources carrying outputs (README: Crosspoint as your sound output)"),
         .init(name: "targets", example: "[ { device = default outputs = [ FL FR ] } ]",
               summary: "Outputs that follow a device: a sink by node.name, or default, matched by position or from an offset"),
+        .init(name: "duck", example: "[ \"mic lowers=music_FL,music_FR depth=-15\" ]",
+              summary: "Ducking rules, one string each: TRIGGER lowers=CHANNEL,CHANNEL [depth=DB] [threshold=DB] ... (README: Ducking)"),
         .init(name: "delay.out", example: "{ FL = 180 FR = 180 }",
               summary: "Delays of outputs in ms (0 to 1000), by output name or index, or a list of one per output"),
     ]
@@ -174,6 +176,19 @@ public struct NodeConfiguration: Sendable {
         if let v = values["targets"] {
             let texts = try Self.targetTexts(v)
             try Self.apply("targets", to: &mixer) { m throws(CrosspointError) in try m.setTargets(texts) }
+        }
+        if let v = values["duck"] {
+            guard case let .array(items) = v else {
+                throw ArgumentError(argument: "duck", reason: "must be a list of rules like [ \"mic lowers=music_FL depth=-15\" ], got \(v)")
+            }
+            var texts: [String] = []
+            for (n, item) in items.enumerated() {
+                guard case let .string(text) = item else {
+                    throw ArgumentError(argument: "duck", reason: "rule \(n) is not a string like \"mic lowers=music_FL depth=-15\": \(item)")
+                }
+                texts.append(text)
+            }
+            try Self.apply("duck", to: &mixer) { m throws(CrosspointError) in try m.setDucking(texts) }
         }
         if let v = values["delay.out"] {
             let delays = try Self.outputDelays(v, in: mixer)

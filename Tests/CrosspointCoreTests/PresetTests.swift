@@ -162,6 +162,7 @@ struct PresetTableTests {
     /// of every concrete key set through the table (`Mixer.set`), from a seeded generator,
     /// within the key's range; the lists of text (MIDI mappings, devices, targets) set here,
     /// their texts being checked by their own parsers.
+    /// (The ducking rules, too.)
     static func everyKeySet(seed: UInt64) throws -> Mixer {
         var random = SplitMix64(seed: seed)
         var mixer = try Mixer(inputs: 3, outputs: 4, inputChannels: ["A", "B", "C"], outputChannels: ["W", "X", "Y", "Z"])
@@ -169,6 +170,7 @@ struct PresetTableTests {
         try mixer.set(Parameter(.midiMap), to: .names(["cc 1 7 gain.in.0", "note 2 60 mute.out.X momentary"]))
         try mixer.set(Parameter(.devices), to: .names(["sink game position=FL,FR description=Game"]))
         try mixer.set(Parameter(.targets), to: .names(["default outputs=W,X"]))
+        try mixer.set(Parameter(.ducking), to: .names(["A lowers=B,out:W depth=-15 release=1s"]))
         for p in Parameter.all(for: mixer) where ![.no, .shape].contains(p.kind.family.carried) {
             let family = p.kind.family
             switch family.type {

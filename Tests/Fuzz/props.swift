@@ -123,6 +123,8 @@ func writePropsSeeds(_ directory: String) {
                   PropsEntry(key: "midi.learn", value: .names(["gain.out.0"]))], nil),
         ("devices", [PropsEntry(key: "devices", value: .names(["sink game description=Game", "sink chat position=MONO default",
                                                              "source stream-mix channels=0,FR description=Stream mix"]))], nil),
+        ("duck", [PropsEntry(key: "duck", value: .names(["0 lowers=1,out:0 depth=-15 threshold=-30 attack=10 hold=200 release=1s",
+                                                         "FR lowers=FL detect=peak knee=6 off"]))], nil),
         ("delays", [PropsEntry(key: "delay.out.0", value: .number(12.5)), PropsEntry(key: "delay.out.FR", value: .number(1000)),
                     PropsEntry(key: "delay.out.1", value: .number(0))], nil),
     ]
@@ -139,6 +141,7 @@ func writePropsSeeds(_ directory: String) {
         ("midi", #"{ params = [ "midi" true "midi.map" [ "cc 1 7 gain.in.0" "note 1 60 mute.in.FL momentary" ] ] }"#),
         ("devices", #"{ params = [ "devices" [ "sink game description=Game" "source mix position=FL,FR,FC channels=a,b,0" ] ] }"#),
         ("targets", #"{ params = [ "targets" [ "default outputs=0" "alsa_output.usb outputs=FR offset=2" ] ] }"#),
+        ("duck", #"{ params = [ "duck" [ "FL lowers=FR,out:MONO depth=-15dB attack=5ms hold=0.2s" "1 lowers=0 depth=-99" ] ] }"#),
         ("volume", "{ volume = 0.5 }"),
         ("standard", "{ volume = 0.5 mute = true channelVolumes = [ 0.5 1.0 0.25 ] }"),
         ("counts", #"{ params = [ "inputs" 6 "outputs" 2 ] }"#),

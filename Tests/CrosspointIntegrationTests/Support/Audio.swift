@@ -65,6 +65,9 @@ struct TestSignal {
         }
     }
 
+    /// A signal of the given channels (each starting with the silent lead-in).
+    init(samples: [[Float]]) { channels = samples }
+
     /// What output j must carry: the signal through `gains[i][j]`, with unlinked inputs silent.
     func expected(gains: [[Double]], linkedInputs: Set<Int>) -> [[Float]] {
         let outputs = gains.first?.count ?? 0

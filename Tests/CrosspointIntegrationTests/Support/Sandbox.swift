@@ -72,7 +72,7 @@ final class Sandbox: @unchecked Sendable {
             repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/nodes.conf").path,
         ])
         _ = try sandbox.waitFor("the test nodes") { graph in
-            ["crosspoint", "xp-mono-stereo", "xp-swap", "xp-pair34", "xp-4x3", "xp-params"].allSatisfy { graph.nodeID($0) != nil }
+            ["crosspoint", "xp-mono-stereo", "xp-swap", "xp-pair34", "xp-4x3", "xp-params", "xp-duck"].allSatisfy { graph.nodeID($0) != nil }
         }
         return sandbox
     }

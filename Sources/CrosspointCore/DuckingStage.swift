@@ -1,0 +1,227 @@
+import Glibc
+import Synchronization
+
+/// The render side of the ducking rules (`DuckingRule`, issue 31): made on the control thread
+/// with a plan, played by the render thread around the matrix. Before it, each rule measures
+/// its trigger inputs over the block (RMS or peak: the block itself, no lookahead, no added
+/// latency) and its envelope (`DuckingEnvelope`) answers the reduction at the block's end; each
+/// lowered channel aims at the deepest reduction of the rules lowering it (not the sum), and
+/// glides to it over the block, as a gain change glides. Lowered inputs are scaled into scratch
+/// that the matrix reads instead; lowered outputs are scaled in place after the matrix wrote
+/// them, before their delay.
+///
+/// A stage also keeps the channels earlier rules lowered (`MatrixMixer` remembers them): a
+/// channel no rule lowers any more glides back to unity over one block instead of jumping.
+/// When a plan replaces another, the rules that stayed the same keep their envelopes and every
+/// channel its factor (`takeOver`), so a change elsewhere in the mix does not reset a duck.
+///
+/// Everything is in one block allocated here; the render thread only reads and writes numbers.
+struct DuckingStage {
+    struct Rule {
+        var envelope: DuckingEnvelope
+        let peak: Bool
+        let enabled: Bool
+        /// The rule's trigger inputs: `triggers[triggerStart ..< triggerEnd]`.
+        let triggerStart: Int32, triggerEnd: Int32
+        /// The slots it lowers: `lowered[lowerStart ..< lowerEnd]`.
+        let lowerStart: Int32, lowerEnd: Int32
+        /// Equal for the same rule on the same channels (its text and indices): `takeOver`
+        /// carries its envelope into the next plan.
+        let identity: Int
+    }
+
+    let ruleCount: Int
+    let rules: UnsafeMutablePointer<Rule>
+    let triggers: UnsafeMutablePointer<Int32>
+    let lowered: UnsafeMutablePointer<Int32>
+    /// The channels the stage scales, one slot each: inputs first (`inputSlots` of them), then
+    /// outputs; `slotChannel[k]` is the channel's index.
+    let slotCount: Int
+    let inputSlots: Int
+    let slotChannel: UnsafeMutablePointer<Int32>
+    /// Per output of the plan, its slot or -1.
+    let outputSlot: UnsafeMutablePointer<Int32>
+    let outputs: Int
+    /// Per slot (render thread): the factor at the start of the block, at its end, and the
+    /// reduction aimed at (dB).
+    let from: UnsafeMutablePointer<Float>
+    let to: UnsafeMutablePointer<Float>
+    let aim: UnsafeMutablePointer<Double>
+    /// `maximumFrameCount` floats per input slot.
+    let scratch: UnsafeMutablePointer<Float>
+    /// One pointer per plan input: what the matrix reads (lowered inputs: their scratch).
+    let pointers: UnsafeMutablePointer<UnsafePointer<Float>?>
+    let inputs: Int
+
+    /// A stage for `mixer`'s rules, managing also the channels named in `alsoInputs` and
+    /// `alsoOutputs` (lowered by earlier rules); nil when there is nothing to manage.
+    static func make(for mixer: Mixer, alsoInputs: Set<String>, alsoOutputs: Set<String>) -> UnsafeMutablePointer<DuckingStage>? {
+        var inputSlot: [Int: Int] = [:], outputSlotOf: [Int: Int] = [:]
+        var slotInputs: [Int32] = [], slotOutputs: [Int32] = []
+        func slot(input i: Int) -> Int {
+            if let k = inputSlot[i] { return k }
+            inputSlot[i] = slotInputs.count
+            slotInputs.append(Int32(i))
+            return slotInputs.count - 1
+        }
+        func slot(output j: Int) -> Int {
+            if let k = outputSlotOf[j] { return k }
+            outputSlotOf[j] = slotOutputs.count
+            slotOutputs.append(Int32(j))
+            return slotOutputs.count - 1
+        }
+        var rules: [(rule: DuckingRule, triggers: [Int], inputs: [Int], outputs: [Int])] = []
+        for rule in mixer.ducking {
+            let (t, i, o) = rule.indices(in: mixer)
+            guard !t.isEmpty, !(i.isEmpty && o.isEmpty) else { continue }
+            rules.append((rule, t, i, o))
+            for x in i { _ = slot(input: x) }
+            for x in o { _ = slot(output: x) }
+        }
+        for name in alsoInputs { if let i = mixer.inputChannels.firstIndex(of: name) { _ = slot(input: i) } }
+        for name in alsoOutputs { if let j = mixer.outputChannels.firstIndex(of: name) { _ = slot(output: j) } }
+        let slots = slotInputs.count + slotOutputs.count
+        guard slots > 0 else { return nil }
+
+        var triggers: [Int32] = [], lowered: [Int32] = [], made: [Rule] = []
+        for (rule, t, i, o) in rules {
+            let triggerStart = Int32(triggers.count), lowerStart = Int32(lowered.count)
+            triggers += t.map { Int32($0) }
+            lowered += i.map { Int32(slot(input: $0)) } + o.map { Int32(slotInputs.count + slot(output: $0)) }
+            var hasher = Hasher()
+            hasher.combine(rule.text)
+            hasher.combine(t)
+            hasher.combine(i)
+            hasher.combine(o)
+            made.append(Rule(envelope: DuckingEnvelope(rule.settings), peak: rule.detect == .peak, enabled: rule.enabled,
+                             triggerStart: triggerStart, triggerEnd: Int32(triggers.count),
+                             lowerStart: lowerStart, lowerEnd: Int32(lowered.count), identity: hasher.finalize()))
+        }
+        let m = mixer.outputs, n = mixer.inputs
+        var outputSlot = [Int32](repeating: -1, count: m)
+        for (k, j) in slotOutputs.enumerated() { outputSlot[Int(j)] = Int32(slotInputs.count + k) }
+
+        var layout = BlockLayout()
+        let stageAt = layout.reserve(DuckingStage.self, 1)
+        let rulesAt = layout.reserve(Rule.self, made.count)
+        let triggersAt = layout.reserve(Int32.self, triggers.count)
+        let loweredAt = layout.reserve(Int32.self, lowered.count)
+        let slotChannelAt = layout.reserve(Int32.self, slots)
+        let outputSlotAt = layout.reserve(Int32.self, m)
+        let fromAt = layout.reserve(Float.self, slots)
+        let toAt = layout.reserve(Float.self, slots)
+        let aimAt = layout.reserve(Double.self, slots)
+        let pointersAt = layout.reserve(UnsafePointer<Float>?.self, n)
+        let scratchAt = layout.reserve(Float.self, max(slotInputs.count, 1) * maximumFrameCount, alignment: 64)
+        let block = layout.allocate()
+        return block.array(at: stageAt, repeating: DuckingStage(
+            ruleCount: made.count, rules: block.array(at: rulesAt, from: made),
+            triggers: block.array(at: triggersAt, from: triggers), lowered: block.array(at: loweredAt, from: lowered),
+            slotCount: slots, inputSlots: slotInputs.count, slotChannel: block.array(at: slotChannelAt, from: slotInputs + slotOutputs),
+            outputSlot: block.array(at: outputSlotAt, from: outputSlot), outputs: m,
+            from: block.array(at: fromAt, repeating: 1, count: slots), to: block.array(at: toAt, repeating: 1, count: slots),
+            aim: block.array(at: aimAt, repeating: 0, count: slots),
+            scratch: block.array(at: scratchAt, repeating: 0, count: max(slotInputs.count, 1) * maximumFrameCount),
+            pointers: block.array(at: pointersAt, repeating: nil, count: n), inputs: n), count: 1)
+    }
+
+    /// Frees a stage (control thread, once its plan is let go of).
+    static func destroy(_ stage: UnsafeMutablePointer<DuckingStage>) {
+        stage.deinitialize(count: 1)
+        UnsafeMutableRawPointer(stage).deallocate()
+    }
+
+    /// Takes over from the stage of the plan before (render thread, when installing): the
+    /// envelopes of the same rules, the factor of the same channels.
+    func takeOver(from previous: UnsafeMutablePointer<DuckingStage>?) {
+        guard let old = previous?.pointee else { return }
+        for r in 0..<ruleCount {
+            for q in 0..<old.ruleCount where old.rules[q].identity == rules[r].identity {
+                rules[r].envelope = old.rules[q].envelope
+                break
+            }
+        }
+        for k in 0..<slotCount {
+            let isInput = k < inputSlots
+            for q in 0..<old.slotCount where (q < old.inputSlots) == isInput && old.slotChannel[q] == slotChannel[k] {
+                from[k] = old.to[q]
+                to[k] = old.to[q]
+                break
+            }
+        }
+    }
+
+    /// Before the matrix (render thread): measures the triggers in `inputs`, moves every
+    /// envelope on by the block, sets each slot's factor at the block's end, writes each rule's
+    /// reduction (dB, as a Float's bits) into `reductions` (at most `DuckingRule.limit`), and
+    /// scales the lowered inputs into scratch. Returns the inputs the matrix reads.
+    func begin(frames: Int, rate: Double, inputs: UnsafeBufferPointer<UnsafePointer<Float>?>,
+               reductions: UnsafeMutablePointer<Atomic<UInt32>>) -> UnsafeBufferPointer<UnsafePointer<Float>?> {
+        let seconds = Double(frames) / (rate.isFinite && rate > 0 ? rate : 48000)
+        for k in 0..<slotCount { from[k] = to[k]; aim[k] = 0 }
+        for r in 0..<ruleCount {
+            var level = -Double.infinity
+            if rules[r].enabled {
+                for t in Int(rules[r].triggerStart)..<Int(rules[r].triggerEnd) {
+                    let i = Int(triggers[t])
+                    guard i < inputs.count, let samples = inputs[i] else { continue }
+                    level = max(level, rules[r].peak ? Self.peakDecibels(samples, frames) : Self.rmsDecibels(samples, frames))
+                }
+            }
+            let reduction = rules[r].envelope.process(level: level, seconds: seconds)
+            if r < DuckingRule.limit { reductions[r].store(Float(reduction).bitPattern, ordering: .relaxed) }
+            for l in Int(rules[r].lowerStart)..<Int(rules[r].lowerEnd) {
+                let k = Int(lowered[l])
+                aim[k] = min(aim[k], reduction)
+            }
+        }
+        for k in 0..<slotCount { to[k] = aim[k] < 0 ? Float(exp(aim[k] * (M_LN10 / 20))) : 1 }
+
+        let count = min(inputs.count, self.inputs)
+        guard count > 0, let base = inputs.baseAddress else { return inputs }
+        pointers.update(from: base, count: count)
+        for k in 0..<inputSlots {
+            let i = Int(slotChannel[k])
+            guard i < count, let samples = inputs[i], from[k] != 1 || to[k] != 1 else { continue }
+            let out = scratch + k * maximumFrameCount
+            out.update(from: samples, count: frames)
+            Self.scale(out, frames, from: from[k], to: to[k])
+            pointers[i] = UnsafePointer(out)
+        }
+        return UnsafeBufferPointer(start: pointers, count: count)
+    }
+
+    /// After the matrix wrote output `j` (render thread): scales it if the stage lowers it.
+    @inline(__always)
+    func lower(output j: Int, _ out: UnsafeMutablePointer<Float>, frames: Int) {
+        guard j < outputs else { return }
+        let k = Int(outputSlot[j])
+        guard k >= 0, from[k] != 1 || to[k] != 1 else { return }
+        Self.scale(out, frames, from: from[k], to: to[k])
+    }
+
+    /// Multiplies `frames` samples by a gain gliding from `a` to `b` (reached at the last one).
+    static func scale(_ x: UnsafeMutablePointer<Float>, _ frames: Int, from a: Float, to b: Float) {
+        guard frames > 0 else { return }
+        if a == b {
+            for n in 0..<frames { x[n] *= b }
+            return
+        }
+        let step = (b - a) / Float(frames)
+        for n in 0..<frames { x[n] *= a + step * Float(n + 1) }
+    }
+
+    static func rmsDecibels(_ x: UnsafePointer<Float>, _ frames: Int) -> Double {
+        guard frames > 0 else { return -.infinity }
+        var sum: Float = 0
+        for n in 0..<frames { sum += x[n] * x[n] }
+        let mean = Double(sum) / Double(frames)
+        return mean > 0 ? 10 * log10(mean) : -.infinity
+    }
+
+    static func peakDecibels(_ x: UnsafePointer<Float>, _ frames: Int) -> Double {
+        var peak: Float = 0
+        for n in 0..<frames { peak = max(peak, abs(x[n])) }
+        return peak > 0 ? 20 * log10(Double(peak)) : -.infinity
+    }
+}

@@ -1,0 +1,189 @@
+// Ducking rules (issue 31): their text, their checks against the node's channels, and what the
+// renderer does with them: the trigger's level lowering other inputs or outputs by the depth
+// within the attack, holding, releasing, the deepest rule winning, a plan change keeping a duck,
+// and no allocation on the render thread.
+
+import CAllocationCounter
+import CrosspointCore
+import CrosspointTestSupport
+import Foundation
+import Testing
+
+@Suite("Ducking rules")
+struct DuckingRuleTests {
+    /// Inputs mic, music_FL, music_FR; outputs FL, FR: music on FL and FR, mic on both.
+    static func desk() throws -> Mixer {
+        var mixer = try Mixer(inputs: 3, outputs: 2, inputChannels: ["mic", "music_FL", "music_FR"], outputChannels: ["FL", "FR"])
+        try mixer.setMatrix(rows: [[0, 0], [1, 0], [0, 1]])
+        return mixer
+    }
+
+    @Test func aRuleReadsItsOptionsAndIsWrittenBackWhole() throws {
+        let rule = try DuckingRule(text: "mic,1 lowers=music_FL,out:FR depth=-15dB threshold=-50 knee=6 attack=5ms hold=0.5s release=2s detect=peak off")
+        #expect(rule.triggers == ["mic", "1"] && rule.inputs == ["music_FL"] && rule.outputs == ["FR"])
+        #expect(rule.depth == -15 && rule.threshold == -50 && rule.knee == 6)
+        #expect(rule.attack == 5 && rule.hold == 500 && rule.release == 2000 && rule.detect == .peak && !rule.enabled)
+        #expect(try DuckingRule(text: rule.text) == rule)
+        let plain = try DuckingRule(text: "mic lowers=music_FL")
+        #expect(plain.text == "mic lowers=music_FL depth=-12 threshold=-40 attack=20 hold=300 release=600 detect=rms")
+    }
+
+    @Test func theTableCarriesRulesByChannelName() throws {
+        var mixer = try Self.desk()
+        try mixer.set(Parameter(.ducking), to: .names(["0 lowers=1,2,out:1 depth=-20"]))
+        #expect(mixer.ducking.map(\.text) == ["mic lowers=music_FL,music_FR,out:FR depth=-20 threshold=-40 attack=20 hold=300 release=600 detect=rms"])
+        #expect(mixer.value(of: Parameter(.ducking)) == .names(mixer.ducking.map(\.text)))
+        try mixer.set(Parameter(.ducking), to: .ints([]))
+        #expect(mixer.ducking.isEmpty)
+    }
+
+    @Test(arguments: [
+        ("mic lowers=mic,music_FL", "lowers its own trigger mic"),
+        ("mic lowers=guitar", "guitar"),
+        ("mic lowers=out:SUB", "SUB"),
+        ("mic lowers=music_FL depth=-70", "depth=-70 is outside -60 to 0 dB"),
+        ("mic lowers=music_FL depth=3", "outside"),
+        ("mic lowers=music_FL attack=6s", "attack=6s is outside 0 to 5000 ms"),
+        ("mic lowers=music_FL threshold=loud", "threshold=loud is not a number"),
+        ("mic lowers=music_FL release=nan", "not a number"),
+        ("mic lowers=music_FL gain=2", "'gain' in"),
+        ("mic depth=-10", "lowers nothing"),
+        ("lowers=music_FL", "names no trigger"),
+        ("mic,mic lowers=music_FL", "names a trigger twice"),
+        ("mic lowers=music_FL,,music_FR", "empty channel to lower"),
+        ("mic lowers=out:", "names no output"),
+        ("mic lowers=music_FL detect=loudness", "rms or peak"),
+    ])
+    func badRulesAreRefusedByNameAndChangeNothing(text: String, says: String) throws {
+        var mixer = try Self.desk()
+        try mixer.set(Parameter(.ducking), to: .names(["mic lowers=music_FR"]))
+        let before = mixer
+        do {
+            try mixer.set(Parameter(.ducking), to: .names(["mic lowers=music_FL", text]))
+            Issue.record("'\(text)' was accepted")
+        } catch {
+            #expect(error.description.contains(says), "\(error.description)")
+            #expect(error.description.contains("duck"), "\(error.description)")
+        }
+        #expect(mixer == before)
+    }
+
+    @Test func seventeenRulesAreTooMany() throws {
+        var mixer = try Self.desk()
+        #expect(throws: CrosspointError.self) {
+            try mixer.set(Parameter(.ducking), to: .names(Array(repeating: "mic lowers=music_FL", count: 17)))
+        }
+    }
+
+    /// A rig of the desk: the mic a 1 kHz sine at `micLevel` (peak) for `micSeconds`, then
+    /// silence; music a steady 0.5 on both inputs. Returns output FL (music_FL), block by block.
+    static func render(rules: [String], micLevel: Float = 0.5, micSeconds: Double, seconds: Double, block: Int = 64,
+                       change: ((Rig, Int) -> Void)? = nil) throws -> [Float] {
+        var mixer = try desk()
+        try mixer.setDucking(rules)
+        let frames = Int(seconds * 48000)
+        let rig = Rig(mixer, capacity: frames)
+        let micFrames = Int(micSeconds * 48000)
+        for n in 0..<frames {
+            rig.bench.input(0)[n] = n < micFrames ? micLevel * Float(sin(2 * Double.pi * 1000 * Double(n) / 48000)) : 0
+        }
+        rig.bench.fillInput(1, with: 0.5)
+        rig.bench.fillInput(2, with: 0.5)
+        // Block by block over the bench's one continuous stretch, `change` after each block.
+        var done = 0, blocks = 0
+        while done < frames {
+            let count = min(block, frames - done)
+            let ins = (0..<3).map { UnsafePointer(rig.bench.input($0) + done) as UnsafePointer<Float>? }
+            let outs = (0..<2).map { rig.bench.output($0) + done as UnsafeMutablePointer<Float>? }
+            ins.withUnsafeBufferPointer { i in outs.withUnsafeBufferPointer { o in rig.renderer.render(frameCount: count, inputs: i, outputs: o) } }
+            done += count
+            blocks += 1
+            change?(rig, blocks)
+        }
+        return rig.bench.samples(output: 0, frames: frames)
+    }
+
+    @Test func theTriggerLowersWithinTheAttackHoldsAndReleases() throws {
+        // Mic at -9 dBFS RMS (peak 0.5) for 0.5 s; -15 dB, attack 10 ms, hold 200 ms, release 500 ms.
+        let out = try Self.render(rules: ["mic lowers=music_FL depth=-15 threshold=-30 attack=10 hold=200 release=500"],
+                                  micSeconds: 0.5, seconds: 1.5)
+        let ducked = Float(0.5 * pow(10, -15.0 / 20))
+        // Within the attack plus one block, the depth, exactly.
+        let arrived = out.firstIndex { abs($0 - ducked) < 1e-5 }
+        #expect(arrived.map { $0 <= 480 + 64 } == true, "reached \(ducked) at frame \(arrived.map { "\($0)" } ?? "never")")
+        // Never below the depth, never a step larger than the attack's slope allows per sample.
+        #expect(out.allSatisfy { $0 >= ducked - 1e-6 && $0 <= 0.5 + 1e-6 })
+        let steps = zip(out, out.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+        // The steepest glide: the first block of the attack (15 dB over 480 frames, a block 2 dB).
+        let firstBlock = 1 - Float(pow(10, -15.0 * 64 / 480 / 20))
+        #expect(steps <= 0.5 * firstBlock / 64 * 1.01, "a step of \(steps)")
+        // Holding: still at the depth 150 ms after the mic stopped (frame 24000 + 7200).
+        #expect(abs(out[24000 + 7200] - ducked) < 1e-5)
+        // Released: back at 0.5 by 0.5 + 0.2 + 0.5 s plus a block, and in a straight line in dB between.
+        #expect(abs(out[Int(1.2 * 48000) + 128] - 0.5) < 1e-6)
+        let midway = Int((0.5 + 0.2 + 0.25) * 48000)
+        let midwayDecibels = 20 * log10(Double(out[midway]) / 0.5)
+        #expect(abs(midwayDecibels + 7.5) < 0.5, "half-way through the release: \(midwayDecibels) dB")
+    }
+
+    @Test func aQuietTriggerLowersNothingAndAnOffRuleNothingEither() throws {
+        let quiet = try Self.render(rules: ["mic lowers=music_FL threshold=-10"], micLevel: 0.1, micSeconds: 0.3, seconds: 0.4)
+        #expect(quiet.allSatisfy { $0 == 0.5 })
+        let off = try Self.render(rules: ["mic lowers=music_FL off"], micSeconds: 0.3, seconds: 0.4)
+        #expect(off.allSatisfy { $0 == 0.5 })
+    }
+
+    @Test func theDeepestRuleWinsNotTheSum() throws {
+        let out = try Self.render(rules: ["mic lowers=music_FL depth=-6 attack=0", "mic lowers=out:FL depth=-10 attack=0",
+                                          "mic lowers=music_FL depth=-10 attack=0"],
+                                  micSeconds: 0.3, seconds: 0.3)
+        // Input music_FL at -10 (the deeper of its two rules) and output FL at -10: -20 in all.
+        let expected = Float(0.5 * pow(10, -20.0 / 20))
+        #expect(abs(out[10000] - expected) < 1e-5, "\(out[10000]) for \(expected)")
+    }
+
+    @Test func aChangeElsewhereKeepsTheDuckAndARemovedRuleGlidesBack() throws {
+        let ducked = Float(0.5 * pow(10, -15.0 / 20))
+        var rules = ["mic lowers=music_FL depth=-15 attack=0 hold=10000"]
+        let out = try Self.render(rules: rules, micSeconds: 0.2, seconds: 0.6) { rig, block in
+            if block == 200 {  // mid-hold: a cross-point elsewhere changes
+                rig.update { try $0.setCrosspoint(input: 0, output: 1, gain: 0.3) }
+            } else if block == 300 {  // the rule goes
+                rules = []
+                rig.update { try $0.setDucking(rules) }
+            }
+        }
+        #expect(abs(out[200 * 64 + 640] - ducked) < 1e-5, "kept across the change: \(out[200 * 64 + 640])")
+        #expect(abs(out[299 * 64] - ducked) < 1e-5)
+        #expect(out[300 * 64 + 200] == 0.5, "back after a block")
+        let steps = zip(out, out.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+        #expect(steps < 0.01, "a step of \(steps)")
+    }
+
+    @Test func renderingRulesAllocatesNothing() throws {
+        try warmUpRenderPaths()
+        var mixer = try Self.desk()
+        try mixer.setDucking(["mic lowers=music_FL,out:FR depth=-15 attack=5", "music_FR lowers=mic detect=peak"])
+        let matrix = MatrixMixer(mixer)
+        var renderer = matrix.renderer
+        let bench = Bench(inputs: 3, outputs: 2, capacity: 256)
+        var rng = SplitMix64(seed: 7)
+        bench.fillInputs(&rng, frames: 256)
+        let ins = UnsafeBufferPointer(bench.inputPointers), outs = UnsafeBufferPointer(bench.outputPointers)
+        _ = countedRender(&renderer, frames: 256, ins, outs)  // warm up
+        var allocations = 0, frees = 0
+        for block in 0..<2000 {
+            if block % 50 == 7 {
+                try matrix.update { m throws(CrosspointError) in
+                    try m.setCrosspoint(input: 1, output: 0, gain: Double(block % 3) / 2)
+                    if block % 150 == 7 { try m.setDucking(block % 300 == 7 ? [] : ["mic lowers=music_FL depth=-15 attack=5"]) }
+                }
+            }
+            let (a, f) = countedRender(&renderer, frames: block % 2 == 0 ? 256 : 37, ins, outs)
+            allocations += a
+            frees += f
+        }
+        #expect(allocations == 0 && frees == 0, "\(allocations) allocations, \(frees) frees")
+        #expect(matrix.duckingReductions.count == matrix.mixer.ducking.count)
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+
+/// Ducking through the real daemon, session manager and module (issue 31): the node `xp-duck`
+/// of Fixtures/nodes.conf, whose rule (a module argument) lowers its input `music` by 15 dB
+/// while its input `mic` is above -30 dBFS (attack 10 ms, hold 200 ms, release 500 ms); music
+/// goes to output FL, the mic to FR. A steady tone plays on music and a burst on the mic, and
+/// the recorded FL's level, window by window, is held against the rule's envelope.
+@Suite(.serialized)
+struct DuckingTests {
+    let sandbox: Sandbox
+
+    init() throws { sandbox = try Sandbox.shared("test nodes") { try Sandbox.withTestNodes() } }
+
+    static let rate = 48000.0
+    /// The music: 480 Hz (100 samples a period), 0.2 peak; the level is read over windows of
+    /// five periods, so that a steady tone reads exactly.
+    static let window = 500
+    static let musicRMS = 0.2 / 2.0.squareRoot()
+    static let attack = 480, hold = 9600, release = 24000
+
+    /// Mic silent for 0.3 s, a 1 kHz burst of 0.3 peak (-13.5 dBFS RMS) for 0.6 s, then silence;
+    /// music all along (2.1 s), after the rig's lead-in. Music is the first channel: the rig's
+    /// reference path carries it.
+    static func signal() -> (TestSignal, micStart: Int, micEnd: Int) {
+        let lead = TestSignal.leadIn, frames = lead + Int(2.1 * rate)
+        let micStart = lead + Int(0.3 * rate), micEnd = micStart + Int(0.6 * rate)
+        let mic = (0..<frames).map { n in
+            n >= micStart && n < micEnd ? Float(0.3 * sin(2 * Double.pi * 1000 * Double(n - micStart) / rate)) : 0
+        }
+        let music = (0..<frames).map { n in n < lead ? 0 : Float(0.2 * sin(2 * Double.pi * 480 * Double(n - lead) / rate)) }
+        return (TestSignal(samples: [music, mic]), micStart, micEnd)
+    }
+
+    /// The quantum the graph runs at while the test plays: forced (`clock.force-quantum`), as
+    /// the players' and recorders' own latencies would otherwise choose it.
+    static let quantum = 1024
+
+    func forceQuantum(_ q: Int) {
+        let set = sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(q)"])
+        #expect(set.succeeded, "pw-metadata: \(set.stderr)")
+    }
+
+    @Test func musicGoesDownUnderTheMicWithinTheAttackHoldsAndComesBackAlongTheRelease() throws {
+        let (signal, micStart, micEnd) = Self.signal()
+        let q = Self.quantum
+        forceQuantum(q)
+        defer { forceQuantum(0) }
+        var recorded: Recording?
+        for attempt in 1...Sandbox.recordingsWhenTheMachineGlitches {
+            let recording = try sandbox.playThrough(node: "xp-duck", signal: signal, sinkPositions: ["FL", "FR"])
+            // FR is the mic untouched, and the reference path is the rig's control.
+            let check = try Comparison(recording: recording.outputs([1]), expected: [signal.channels[1]])
+            if check.referenceError > 1e-4 && attempt < Sandbox.recordingsWhenTheMachineGlitches {
+                print("xp-duck: recording \(attempt): the reference path glitched (\(check)); made again")
+                continue
+            }
+            check.expectMatch(tolerance: 1e-4, "the mic on FR")
+            recorded = recording
+            break
+        }
+        // The node adds no delay (FR matched the mic at the reference path's lag): FL is read at it.
+        guard let recorded, let lag = try Comparison(recording: recorded.outputs([1]), expected: [signal.channels[1]]).referenceLag else {
+            Issue.record("no recording of the mic")
+            return
+        }
+        let fl = recorded.outputs[0]
+        // FL's gain in dB over the window starting at `n` (in the signal's samples).
+        func gain(at n: Int) -> Double {
+            let from = n + lag
+            guard from >= 0, from + Self.window <= fl.count else { return .nan }
+            var sum = 0.0
+            for k in from..<(from + Self.window) { sum += Double(fl[k]) * Double(fl[k]) }
+            return 20 * log10((sum / Double(Self.window)).squareRoot() / Self.musicRMS)
+        }
+        let starts = stride(from: TestSignal.leadIn + 2400, to: signal.channels[0].count - 4800, by: 100).map { $0 }
+        let gains = starts.map { (start: $0, db: gain(at: $0)) }
+        let described = { gains.filter { $0.start % 2400 == 0 }.map { "\(($0.start - micStart) / 48)ms:\(String(format: "%.1f", $0.db))" }.joined(separator: " ") }
+
+        // Before the mic's block: the music at unity. (The reduction glides over the block in which
+        // the trigger rose, so it may begin up to a quantum before the mic's first sample.)
+        for g in gains where g.start + Self.window <= micStart - q { #expect(abs(g.db) < 0.1, "before the mic, \(g): \(described())") }
+        // The depth within the attack plus one quantum after the mic starts (a window later).
+        let reached = gains.first { $0.start >= micStart && abs($0.db + 15) <= 0.5 }
+        let limit = micStart + Self.attack + q
+        #expect(reached.map { $0.start <= limit } == true,
+                "the depth at \(reached.map { "\(($0.start - micStart) / 48) ms" } ?? "never"), at most \((limit - micStart) / 48) ms (quantum \(q)): \(described())")
+        // Held at the depth while the mic plays and for the hold after.
+        for g in gains where g.start >= limit && g.start + Self.window <= micEnd + Self.hold {
+            #expect(abs(g.db + 15) <= 0.5, "held, \((g.start - micStart) / 48) ms: \(g.db) dB: \(described())")
+        }
+        // The release: a straight line in dB from -15 to 0 over 500 ms, starting when the block
+        // after the mic's last one ends and the hold has passed (within a quantum of micEnd + hold).
+        let releaseWindows = gains.filter { $0.start >= micEnd + Self.hold + q && $0.start + Self.window <= micEnd + Self.hold + Self.release }
+        func worst(startingAt s: Int) -> Double {
+            releaseWindows.map { g in
+                let middle = Double(g.start + Self.window / 2 - s)
+                let ideal = min(0, -15 + 15 * middle / Double(Self.release))
+                return abs(g.db - ideal)
+            }.max() ?? .infinity
+        }
+        let best = stride(from: micEnd + Self.hold, through: micEnd + Self.hold + q, by: 16).map { (s: $0, error: worst(startingAt: $0)) }
+            .min { $0.error < $1.error }
+        #expect(!releaseWindows.isEmpty && (best?.error ?? .infinity) <= 0.5,
+                "the release against the rule's line: \(best.map { "at best \($0.error) dB, starting \(($0.s - micEnd) / 48) ms after the mic" } ?? "-"): \(described())")
+        print("xp-duck: the depth \(reached.map { "\(($0.start - micStart) / 48) ms" } ?? "never") after the mic (at most \((limit - micStart) / 48)); the release within \(best.map { String(format: "%.2f", $0.error) } ?? "-") dB of the rule's line")
+        // Back at unity once released.
+        for g in gains where g.start >= micEnd + Self.hold + Self.release + q {
+            #expect(abs(g.db) < 0.1, "released, \((g.start - micStart) / 48) ms: \(g.db) dB: \(described())")
+        }
+        // No click: no step between samples steeper than the tone's own, plus what the glide adds.
+        let toneSlope = Float(2 * Double.pi * 480 / Self.rate * 0.2)
+        let from = TestSignal.leadIn + lag + 2400, to = min(fl.count, signal.channels[0].count + lag - 4800)
+        var steepest: Float = 0
+        for n in (from + 1)..<to { steepest = max(steepest, abs(fl[n] - fl[n - 1])) }
+        #expect(steepest <= toneSlope * 1.02 + 2e-4, "a step of \(steepest), the tone's steepest \(toneSlope)")
+    }
+
+    @Test func rulesAreSetLiveAndBadOnesAreRefusedByNameWithTheNodeAsItWas() throws {
+        let graph = try Graph(sandbox)
+        let before = graph.params(of: "xp-duck")["duck"].map { "\($0)" } ?? ""
+        #expect(before.contains("mic lowers=music depth=-15"), "the module argument's rule in Props: \(before)")
+        let id = try #require(graph.nodeID("xp-duck"))
+        for bad in ["mic lowers=mic", "mic lowers=guitar", "mic lowers=music depth=-99"] {
+            let set = sandbox.run(["pw-cli", "set-param", "\(id)", "Props", "{ params = [ \"duck\" [ \"\(bad)\" ] ] }"])
+            #expect(set.succeeded, "pw-cli: \(set.stderr)")
+        }
+        // Refused: the rule the node had stays; a good one after them is taken.
+        let good = "mic lowers=music depth=-12 release=1s"
+        let set = sandbox.run(["pw-cli", "set-param", "\(id)", "Props", "{ params = [ \"duck\" [ \"\(good)\" ] ] }"])
+        #expect(set.succeeded, "pw-cli: \(set.stderr)")
+        _ = try sandbox.waitFor("the new rule in Props") { graph in
+            (graph.params(of: "xp-duck")["duck"].map { "\($0)" } ?? "").contains("depth=-12")
+        }
+        let after = "\(try Graph(sandbox).params(of: "xp-duck")["duck"] ?? "")"
+        #expect(after.contains("release=1000"), "\(after)")
+        // Back as the other test expects it.
+        let back = sandbox.run(["pw-cli", "set-param", "\(id)", "Props",
+                                "{ params = [ \"duck\" [ \"mic lowers=music depth=-15 threshold=-30 attack=10 hold=200 release=500\" ] ] }"])
+        #expect(back.succeeded)
+        _ = try sandbox.waitFor("the rule back") { graph in
+            (graph.params(of: "xp-duck")["duck"].map { "\($0)" } ?? "").contains("depth=-15")
+        }
+        // The refusals are in the daemon's log, each naming what was wrong.
+        let log = sandbox.daemonLog
+        for reason in ["lowers its own trigger mic", "guitar", "depth=-99 is outside -60 to 0 dB"] {
+            #expect(log.contains(reason), "the log names '\(reason)'")
+        }
+    }
+}
