@@ -173,6 +173,7 @@ struct CommandLineSafetyTests {
             ("gain.out.FR", "-6dB"), ("mute.in.R", "true"), ("mute.out.FL", "on"), ("delay.out.RL", "12.5ms"), ("ramp.ms", "7"),
             ("midi", "on"), ("midi.map", "cc 1 7 gain.in.C, note 1 60 mute.out.FL momentary"),
             ("devices", "sink xp-show-game channels=L,R description=Show game"), ("targets", "nowhere-sink outputs=FL,FR"),
+            ("duck", "L lowers=R,out:RL depth=-10 release=1s"),
         ]
         let covered = Set(try pairs.map { key, _ in
             try Parameter(key: key, in: try Mixer(inputs: 3, outputs: 3, inputChannels: ["L", "R", "C"], outputChannels: ["FL", "FR", "RL"]))
@@ -345,7 +346,7 @@ struct CommandLineSafetyTests {
             .write(toFile: "\(directory)/one.json", atomically: false, encoding: .utf8)
         try expectRefused(sandbox, [
             (["load", "xp-cli", "\(directory)/typo.json"],
-             "typo.json: not a Crosspoint preset: unknown key 'gain.mastr' (did you mean 'gain.master'?); a preset's keys are delay.out, devices, format, gain.in"),
+             "typo.json: not a Crosspoint preset: unknown key 'gain.mastr' (did you mean 'gain.master'?); a preset's keys are delay.out, devices, duck, format, gain.in"),
             (["load", "xp-cli", "\(directory)/extra.json"], "unknown key 'links'"),
             (["load", "xp-cli", "\(directory)/one.json"], "one.json: gain.in has 2 entries but the preset has 1 input"),
         ])

@@ -147,4 +147,39 @@ struct DuckingTests {
             #expect(log.contains(reason), "the log names '\(reason)'")
         }
     }
+
+    @Test func theDuckCommandAddsListsSwitchesAndRemovesRules() throws {
+        let rule = "mic lowers=music depth=-15 threshold=-30 attack=10 hold=200 release=500"
+        defer { _ = sandbox.crosspoint("param", "xp-duck", "duck", rule) }
+        func rules() throws -> String { "\(try Graph(sandbox).params(of: "xp-duck")["duck"] ?? "")" }
+
+        let add = sandbox.crosspoint("duck", "add", "xp-duck", "mic", "--lowers", "out:FL", "--depth", "-6dB", "--release", "1s", "--detect", "peak")
+        #expect(add.succeeded, "\(add.stderr)")
+        _ = try sandbox.waitFor("the second rule") { _ in (try? rules())?.contains("lowers=out:FL") == true }
+        let list = sandbox.crosspoint("duck", "list", "xp-duck")
+        #expect(list.stdout.contains("0: in_mic lowers in_music by -15 dB above -30 dBFS rms"), "\(list.stdout)")
+        #expect(list.stdout.contains("1: in_mic lowers out_FL by -6 dB above -40 dBFS peak; attack 20 ms, hold 300 ms, release 1000 ms"), "\(list.stdout)")
+        let json = sandbox.crosspoint("duck", "list", "xp-duck", "--json")
+        let listing = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let listed = listing?["rules"] as? [[String: Any]] ?? []
+        #expect(listed.count == 2 && listed.last?["outputs"] as? [String] == ["FL"] && listed.last?["depth"] as? Double == -6, "\(json.stdout)")
+
+        let off = sandbox.crosspoint("duck", "off", "xp-duck", "1")
+        #expect(off.succeeded, "\(off.stderr)")
+        _ = try sandbox.waitFor("rule 1 off") { _ in (try? rules())?.contains("detect=peak off") == true }
+        // Bad input: refused by name, the rules as they were.
+        for (arguments, says) in [(["add", "xp-duck", "mic", "--lowers", "mic"], "lowers its own trigger mic"),
+                                  (["add", "xp-duck", "mic", "--lowers", "guitar"], "guitar"),
+                                  (["add", "xp-duck", "mic", "--lowers", "music", "--attack", "9s"], "attack=9s is outside 0 to 5000 ms"),
+                                  (["remove", "xp-duck", "7"], "there is no rule 7"),
+                                  (["off", "xp-duck", "music"], "no rule is triggered by music")] {
+            let refused = sandbox.run([crosspointExecutable, "duck"] + arguments, timeout: 30)
+            #expect(!refused.succeeded && refused.stderr.contains(says), "\(arguments): \(refused.stderr)")
+        }
+        #expect(try rules().contains("detect=peak off"))
+        let remove = sandbox.crosspoint("duck", "remove", "xp-duck", "1")
+        #expect(remove.succeeded, "\(remove.stderr)")
+        _ = try sandbox.waitFor("one rule again") { _ in (try? rules()).map { !$0.contains("out:FL") } == true }
+        #expect(try rules().contains("mic lowers=music depth=-15"))
+    }
 }

@@ -44,7 +44,7 @@ package enum ParamValue {
             let lower = text.trimmingSpaces().lowercased()
             guard lower != "none", !lower.isEmpty else { return .names([]) }
             return .names(text.split(separator: ",").map { String($0.trimmingSpaces()) })
-        case .names where p.kind == .devices || p.kind == .targets:
+        case .names where p.kind == .devices || p.kind == .targets || p.kind == .ducking:
             // Lines that hold spaces and commas (position=FL,FR): separated by semicolons.
             let lower = text.trimmingSpaces().lowercased()
             guard lower != "none", !lower.isEmpty else { return .names([]) }
