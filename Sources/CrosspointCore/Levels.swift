@@ -102,13 +102,17 @@ public struct LevelReading: Equatable, Sendable {
     public var frames: Int
     public var inputs: [Level]
     public var outputs: [Level]
+    /// Each ducking rule's gain reduction (dB, 0 or below) as the reading was taken, in the
+    /// rules' order (`duck`; DuckingRule); empty when the node has none.
+    public var ducking: [Double]
 
-    public init(sequence: Int, interval: Int, frames: Int, inputs: [Level], outputs: [Level]) {
+    public init(sequence: Int, interval: Int, frames: Int, inputs: [Level], outputs: [Level], ducking: [Double] = []) {
         self.sequence = sequence
         self.interval = interval
         self.frames = frames
         self.inputs = inputs
         self.outputs = outputs
+        self.ducking = ducking
     }
 }
 

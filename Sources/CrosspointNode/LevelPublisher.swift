@@ -167,7 +167,9 @@ final class LevelPublisher: NodePart {
             if meter.collectedFrames > 0 || idle {
                 let mixer = node.mixer
                 sequence += 1
-                publish(LevelsCodec.text(meter.reading(inputs: mixer.inputs, outputs: mixer.outputs, sequence: sequence, interval: interval)))
+                var reading = meter.reading(inputs: mixer.inputs, outputs: mixer.outputs, sequence: sequence, interval: interval)
+                reading.ducking = node.engine.duckingReductions
+                publish(LevelsCodec.text(reading))
                 // From now, not from when it was due: never more than one reading an interval.
                 nextReading = now + Int64(interval)
                 if idle { waitingSince = now }

@@ -18,8 +18,10 @@ public enum LevelsCodec {
         func channels(_ levels: [Level]) -> String {
             "[" + levels.map { "[\(Level.json($0.peak)),\(Level.json($0.rms))]" }.joinedBytes(separator: ",") + "]"
         }
+        let ducking = reading.ducking.isEmpty ? ""
+            : ",\"duck\":[" + reading.ducking.map { Level.json($0) }.joinedBytes(separator: ",") + "]"
         return "{\"seq\":\(reading.sequence),\"interval\":\(reading.interval),\"frames\":\(reading.frames),"
-            + "\"inputs\":\(channels(reading.inputs)),\"outputs\":\(channels(reading.outputs))}"
+            + "\"inputs\":\(channels(reading.inputs)),\"outputs\":\(channels(reading.outputs))\(ducking)}"
     }
 
     /// The reading a property's text holds; nil for an empty text (nobody watches) or text that
@@ -50,7 +52,16 @@ public enum LevelsCodec {
         }
         guard let sequence = whole("seq"), let interval = whole("interval"), let frames = whole("frames"),
               let inputs = channels("inputs"), let outputs = channels("outputs") else { return nil }
-        return LevelReading(sequence: sequence, interval: interval, frames: frames, inputs: inputs, outputs: outputs)
+        // Each ducking rule's reduction, if the node has rules: numbers from -60 to 0 dB.
+        var ducking: [Double] = []
+        if let duck = value("duck") {
+            guard case let .array(items) = duck, items.count <= DuckingRule.limit else { return nil }
+            for item in items {
+                guard case let .number(n) = item, n <= 0, n >= DuckingRule.depthRange.lowerBound else { return nil }
+                ducking.append(n)
+            }
+        }
+        return LevelReading(sequence: sequence, interval: interval, frames: frames, inputs: inputs, outputs: outputs, ducking: ducking)
     }
 }
 

@@ -47,6 +47,8 @@ struct DuckingTests {
         forceQuantum(q)
         defer { forceQuantum(0) }
         var recorded: Recording?
+        // The meter, as a person watches it: each rule's reduction rides along with the levels.
+        let meter = try NodeLevelsTests.Meter(sandbox, ["meter", "xp-duck", "--json", "--interval", "50"])
         for attempt in 1...Sandbox.recordingsWhenTheMachineGlitches {
             let recording = try sandbox.playThrough(node: "xp-duck", signal: signal, sinkPositions: ["FL", "FR"])
             // FR is the mic untouched, and the reference path is the rig's control.
@@ -104,6 +106,9 @@ struct DuckingTests {
         #expect(!releaseWindows.isEmpty && (best?.error ?? .infinity) <= 0.5,
                 "the release against the rule's line: \(best.map { "at best \($0.error) dB, starting \(($0.s - micEnd) / 48) ms after the mic" } ?? "-"): \(described())")
         print("xp-duck: the depth \(reached.map { "\(($0.start - micStart) / 48) ms" } ?? "never") after the mic (at most \((limit - micStart) / 48)); the release within \(best.map { String(format: "%.2f", $0.error) } ?? "-") dB of the rule's line")
+        // The meter saw the rule at its depth, and at rest.
+        let reductions = meter.readings.compactMap { ($0["duck"] as? [[String: Any]])?.first?["reduction_db"] as? Double }
+        #expect(reductions.contains { abs($0 + 15) <= 0.1 } && reductions.contains(0), "the meter's reductions: \(reductions)")
         // Back at unity once released.
         for g in gains where g.start >= micEnd + Self.hold + Self.release + q {
             #expect(abs(g.db) < 0.1, "released, \((g.start - micStart) / 48) ms: \(g.db) dB: \(described())")

@@ -39,7 +39,10 @@ package struct MeterView {
                 return "{\"channel\":\(jsonString(name)),\"peak_db\":\(Level.json(level.peak)),\"rms_db\":\(Level.json(level.rms))}"
             }.joined(separator: ",") + "]"
         }
-        return "{\"inputs\":\(list(reading.inputs, channels.inputs)),\"outputs\":\(list(reading.outputs, channels.outputs))}"
+        let ducking = reading.ducking.isEmpty ? ""
+            : ",\"duck\":[" + reading.ducking.enumerated().map { "{\"rule\":\($0.offset),\"reduction_db\":\(Level.json($0.element))}" }
+                .joined(separator: ",") + "]"
+        return "{\"inputs\":\(list(reading.inputs, channels.inputs)),\"outputs\":\(list(reading.outputs, channels.outputs))\(ducking)}"
     }
 
     package static func jsonString(_ text: String) -> String {
@@ -112,6 +115,10 @@ package struct MeterView {
         }
         if hidden.outputs > 0 {
             lines.append(terminal.paint("... \(hidden.outputs) more output\(hidden.outputs == 1 ? "" : "s")", .dim))
+        }
+        // Each ducking rule's gain reduction now (crosspoint duck list names them).
+        if !reading.ducking.isEmpty {
+            lines.append("ducking: " + reading.ducking.enumerated().map { "rule \($0.offset) \(Level.json($0.element)) dB" }.joined(separator: ", "))
         }
         return lines
     }
