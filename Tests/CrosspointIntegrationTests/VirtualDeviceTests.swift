@@ -689,6 +689,74 @@ struct VirtualDeviceTests {
         #expect(heard.peers == ["mono-output"], "the player is linked to \(heard.peers)")
     }
 
+    /// The screen reader's setup (issue 31): an application that chooses nothing plays into
+    /// "Media" (the default), the voice into "Speech"; both reach the interface, and media is
+    /// 15 dB down while the voice speaks, back after it. Media is a 480 Hz tone, the voice a
+    /// 1 kHz burst: each is read from the recording by its own frequency, window by window.
+    @Test func theSpeechSetupLowersMediaWhileSpeechPlays() throws {
+        let sandbox = try setupSandbox("crosspoint-speech", until: "media, speech and the reader on the interface") { graph in
+            graph.nodeID("media") != nil && graph.nodeID("speech") != nil
+                && graph.links(of: "reader").filter { $0.peer == "interface" }.count == 2
+        }
+        defer { sandbox.stop() }
+        try wait("media to be the default sink") {
+            sandbox.run(["pactl", "get-default-sink"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "media"
+        }
+        let tag = "\(UInt32.random(in: 0..<UInt32.max))"
+        let mediaWav = Sandbox.audioFolder + "crosspoint-\(tag)-media.wav", speechWav = Sandbox.audioFolder + "crosspoint-\(tag)-speech.wav"
+        let recorded = Sandbox.audioFolder + "crosspoint-\(tag)-out.wav"
+        defer { for f in [mediaWav, speechWav, recorded] { try? FileManager.default.removeItem(atPath: f) } }
+        let rate = 48000.0
+        let media = (0..<Int(4 * rate)).map { Float(0.2 * sin(2 * Double.pi * 480 * Double($0) / rate)) }
+        // The voice: 1 s of silence, 1 s of a 1 kHz tone at 0.3, then silence.
+        let speech = (0..<Int(3 * rate)).map { n in n >= 48000 && n < 96000 ? Float(0.3 * sin(2 * Double.pi * 1000 * Double(n) / rate)) : 0 }
+        try Wave.write([media, media], to: mediaWav)
+        try Wave.write([speech, speech], to: speechWav)
+        let recorder = try sandbox.start(["pw-record", "--target", "interface", "-P", "{ stream.capture.sink = true node.name = rec-\(tag) }",
+                                          "--channels", "4", "--channel-map", PipeWire.channelMap(["FL", "FR", "RL", "RR"]), "--format", "f32", recorded])
+        guard sandbox.shell("pw_wait_ports rec-\(tag) 4 input").succeeded else { recorder.stop(); throw SandboxError("the recorder has no ports") }
+        usleep(300_000)
+        let mediaPlayer = try sandbox.start(["paplay", "--client-name=media-\(tag)", mediaWav])
+        usleep(300_000)
+        let voice = try sandbox.start(["paplay", "--device=speech", "--client-name=voice-\(tag)", speechWav])
+        voice.wait(timeout: 30)
+        mediaPlayer.wait(timeout: 30)
+        usleep(300_000)
+        recorder.stop()
+        let left = try Wave.read(recorded)[0]
+
+        // Each frequency's amplitude over windows of 50 ms (whole periods of both tones).
+        func amplitude(_ frequency: Double, at start: Int) -> Double {
+            var re = 0.0, im = 0.0
+            for n in start..<(start + 2400) {
+                let phase = 2 * Double.pi * frequency * Double(n) / rate
+                re += Double(left[n]) * cos(phase)
+                im += Double(left[n]) * sin(phase)
+            }
+            return 2 * (re * re + im * im).squareRoot() / 2400
+        }
+        let windows = stride(from: 0, to: left.count - 2400, by: 2400).map { (start: $0, media: amplitude(480, at: $0), voice: amplitude(1000, at: $0)) }
+        let speaking = windows.filter { $0.voice > 0.25 }
+        let described = windows.map { String(format: "%.0f/%.2f", 20 * log10(max($0.media, 1e-9) / 0.2), $0.voice) }.joined(separator: " ")
+        guard let first = speaking.first?.start, let last = speaking.last?.start, speaking.count >= 15 else {
+            Issue.record("the voice was not heard for a second: \(described)")
+            return
+        }
+        // Media at unity before the voice, 15 dB down while it speaks (after a window for the
+        // attack), at unity again once the hold and release are past.
+        // (Not the windows where media starts and ends: partly silent.)
+        let playing = windows.filter { $0.media > 0.01 }
+        let mediaFrom = (playing.first?.start ?? 0) + 2400, mediaTo = (playing.last?.start ?? 0) - 2400
+        let before = playing.filter { $0.start >= mediaFrom && $0.start + 2400 < first - 2400 }
+        #expect(!before.isEmpty && before.allSatisfy { abs(20 * log10($0.media / 0.2)) < 0.2 }, "media before the voice: \(described)")
+        let during = speaking.filter { $0.start > first }
+        #expect(during.allSatisfy { abs(20 * log10($0.media / 0.2) + 15) < 0.5 }, "media while the voice speaks: \(described)")
+        let after = playing.filter { $0.start > last + 2400 + Int(1.2 * rate) && $0.start <= mediaTo }
+        #expect(!after.isEmpty && after.allSatisfy { abs(20 * log10($0.media / 0.2)) < 0.2 }, "media after the voice: \(described)")
+        // The voice itself at unity throughout.
+        #expect(during.allSatisfy { abs($0.voice - 0.3) < 0.005 }, "the voice: \(described)")
+    }
+
     // MARK: Helpers
 
     private func wait(_ what: String, timeout: Double = 10, _ condition: () -> Bool) throws {
