@@ -42,6 +42,7 @@ struct Options {
     var levels = false
     var midi = false
     var delays = false
+    var ducking = false
     var kernel = KernelVersion.default
     var selfCheck = false
 
@@ -77,11 +78,12 @@ struct Options {
             case "--levels": options.levels = true
             case "--midi": options.midi = true
             case "--delays": options.delays = true
+            case "--ducking": options.ducking = true
             case "--self-check": options.selfCheck = true
             case "--help", "-h":
                 print("""
                     usage: crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS]
-                                            [--checksum] [--levels] [--midi] [--delays] [--kernel NAME]
+                                            [--checksum] [--levels] [--midi] [--delays] [--ducking] [--kernel NAME]
                            crosspoint-bench --self-check
                       --quick           fewer, shorter batches (about 6x faster, noisier)
                       --filter SHAPE    only shapes whose name contains SHAPE (e.g. 64x64, identity,
@@ -99,6 +101,8 @@ struct Options {
                                         message) beside an 8x8 render of 64 frames
                       --delays          time output delays: every output delayed, and cross-fading,
                                         beside the same render without delays
+                      --ducking         time ducking rules: one and four rules at their depth, beside
+                                        the same render without rules
                       --kernel NAME     the mixing kernel's version (default: the one chosen at load,
                                         the best this CPU runs: \(KernelVersion.default); this CPU runs
                                         \(KernelVersion.available.map(\.name).joined(separator: ", ")))
@@ -656,6 +660,10 @@ struct CrosspointBench {
         }
         if options.delays {
             runDelays(quick: options.quick, machine: machine)
+            return
+        }
+        if options.ducking {
+            runDucking(quick: options.quick, machine: machine)
             return
         }
         if options.levels {
