@@ -6,7 +6,7 @@
 # read back from the daemon (pw-dump, pw-cli enum-params, `crosspoint show --json`).
 #
 #   python3 Tests/Browser/test_control_surface.py [NAME...]   NAME: grid click_audio pwcli_to_page
-#       page_to_node meters security robustness scale screenshot midi_learn virtual_devices layout
+#       page_to_node meters ducking security robustness scale screenshot midi_learn virtual_devices layout
 #       devices_panel apps_panel daemon_restart presets (default: all)
 #
 # Every test prints its measured figures ("FIGURE ..."); the run ends with a summary of them and
@@ -571,6 +571,40 @@ class ControlSurface(unittest.TestCase):
         finally:
             if player:
                 stop_process(player)
+            self.sandbox.destroy_node(sink)
+
+    def test_ducking(self):
+        """5b. Ducking on the strips: while a tone plays into input 0 of xp-2x2, a rule triggered by it
+        lowering input 1 and output 1 by 12 dB shows -12.0 on in-gr-1 and out-gr-1, nothing on
+        in-gr-0 and out-gr-0; with the rule gone, nothing anywhere."""
+        node = self.node("xp-2x2")
+        self.sandbox.set_params(node, [("matrix.0.0", 1.0), ("matrix.0.1", 0.0), ("matrix.1.0", 0.0), ("matrix.1.1", 1.0)])
+        self.sandbox.set_params(node, [("duck", ["0 lowers=1,out:1 depth=-12 attack=0 hold=10000"])], verify=False)
+        self.sandbox.wait("the rule in Props", lambda: bool(self.sandbox.params(node).get("duck")), timeout=5)
+        node, inputs, outputs = self.open_node("xp-2x2")
+        sink = self.sandbox.null_sink("sink-ducking", ["AUX0", "AUX1"])
+        player = None
+        ids = ("in-gr-0", "in-gr-1", "out-gr-0", "out-gr-1")
+
+        def badges():
+            return self.browser.js("return arguments[0].map(t => { const e = document.querySelector(`[data-testid='${t}']`);"
+                                   " return e ? e.textContent : null; });", list(ids))
+        try:
+            self.link_to_sink("xp-2x2", [0, 1], sink)
+            player = self.play_into("xp-2x2", [tone(1000, 8.0, 0.5, lead_in=0)], [0], "ducking")
+            try:
+                wait_until("the strips to show the reduction", lambda: badges() == ["", "-12.0", "", "-12.0"], timeout=8, interval=0.05)
+            except Failure:
+                self.fail(f"badges {dict(zip(ids, badges()))}; node {self.sandbox.show(node).get('duck')}")
+            if os.environ.get("CROSSPOINT_SCREENSHOT_DIR"):  # to look at; the repository keeps none of this one
+                self.browser.driver.save_screenshot(os.path.join(os.environ["CROSSPOINT_SCREENSHOT_DIR"], "ducking.png"))
+            figure("ducking", f"strips while the trigger plays: {dict(zip(ids, badges()))}")
+            self.sandbox.set_params(node, [("duck", [])], verify=False)
+            wait_until("the badges to go with the rule", lambda: badges() == ["", "", "", ""], timeout=8, interval=0.05)
+        finally:
+            if player:
+                stop_process(player)
+            self.sandbox.set_params(node, [("duck", [])], verify=False)
             self.sandbox.destroy_node(sink)
 
     # ------------------------------------------------------------ 6. security
@@ -1607,7 +1641,7 @@ def bad_requests(rng, node, count):
     return cases
 
 
-ORDER = ["grid", "presets", "click_audio", "pwcli_to_page", "page_to_node", "drag", "meters", "security", "robustness", "scale",
+ORDER = ["grid", "presets", "click_audio", "pwcli_to_page", "page_to_node", "drag", "meters", "ducking", "security", "robustness", "scale",
          "screenshot", "midi_learn", "virtual_devices", "layout", "devices_panel", "apps_panel", "daemon_restart"]
 
 

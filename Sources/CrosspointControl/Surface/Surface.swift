@@ -337,9 +337,11 @@ package final class Surface: @unchecked Sendable {
                 continue
             }
             guard let latest else { continue }
+            // Each ducking rule's reduction now, in dB (the page shows it on the strips it lowers).
+            let ducking = "[" + latest.ducking.map { Level.json($0) }.joined(separator: ",") + "]"
             let message = Surface.message("levels", [("id", "\(id)"), ("interval", "\(latest.interval)"),
                                                      ("inputs", NodeJSON.levels(latest.inputs)),
-                                                     ("outputs", NodeJSON.levels(latest.outputs))])
+                                                     ("outputs", NodeJSON.levels(latest.outputs)), ("duck", ducking)])
             for (subscriber, watch) in watching where watch.node == id { subscriber.messages.yield(message) }
         }
     }

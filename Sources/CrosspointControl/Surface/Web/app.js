@@ -928,9 +928,10 @@ function makeInStrip(i) {
   me.m.setAttribute('data-testid', 'in-meter-' + i);
   me.m.setAttribute('data-peak', '');
   const clip = h('i', { class: 'clip', title: 'Clip (peak at 0 dBFS); click to clear' });
-  const mw = h('div', { class: 'mwrap', 'data-act': 'clip' }, me.m, clip);
+  const gr = h('i', { class: 'gr', 'data-testid': 'in-gr-' + i, title: 'Ducking: how far a rule lowers this input now' });
+  const mw = h('div', { class: 'mwrap', 'data-act': 'clip' }, me.m, clip, gr);
   e.append(h('div', { class: 'nm' }, name, links), gain, mute, mw);
-  Object.assign(e, { _side: 'in', _i: i, _name: name, _links: links, _gain: gain, _mute: mute, _clip: clip, _me: me, _k: '' });
+  Object.assign(e, { _side: 'in', _i: i, _name: name, _links: links, _gain: gain, _mute: mute, _clip: clip, _me: me, _gr: gr, _k: '' });
   gain._i = i; gain._j = -1;
   initMeterCache(e);
   patchStrip(e);
@@ -952,14 +953,15 @@ function makeOutStrip(j) {
   me.m.setAttribute('data-testid', 'out-meter-' + j);
   me.m.setAttribute('data-peak', '');
   const clip = h('i', { class: 'clip', title: 'Clip (peak at 0 dBFS); click to clear' });
-  const col = h('div', { class: 'mcol' }, clip, me.m);
+  const gr = h('i', { class: 'gr', 'data-testid': 'out-gr-' + j, title: 'Ducking: how far a rule lowers this output now' });
+  const col = h('div', { class: 'mcol' }, clip, me.m, gr);
   // Names written up the column sit beside the meter; across, above everything.
   const vertical = G.vp.classList.contains('vnames');
   const mw = vertical ? h('div', { class: 'mwrap', 'data-act': 'clip' }, name, col) : h('div', { class: 'mwrap', 'data-act': 'clip' }, col);
   const delay = h('button', { class: 'dly', 'data-testid': 'out-delay-' + j, 'data-act': 'delay' });
   if (vertical) e.append(links, slot, mw, gain, mute, delay);
   else e.append(name, links, slot, mw, gain, mute, delay);
-  Object.assign(e, { _side: 'out', _i: j, _name: name, _links: links, _slot: slot, _gain: gain, _mute: mute, _delay: delay, _clip: clip, _me: me, _k: '' });
+  Object.assign(e, { _side: 'out', _i: j, _name: name, _links: links, _slot: slot, _gain: gain, _mute: mute, _delay: delay, _clip: clip, _me: me, _gr: gr, _k: '' });
   gain._i = -1; gain._j = j;
   initMeterCache(e);
   patchStrip(e);
@@ -1796,7 +1798,51 @@ function onLevels(m) {
   const now = performance.now();
   takeLevels(M.in, m.inputs, now);
   takeLevels(M.out, m.outputs, now);
+  takeDucking(m.duck || []);
   M.lastLevels = now;
+}
+
+/* Ducking: each rule's reduction (dB) arrives with the levels; a strip shows the deepest of the
+   rules that lower it (the node's `duck` lines name them: lowers=IN,out:OUT). */
+function duckTargets() {
+  const n = S.node, rules = (n && n.duck) || [];
+  if (M.duckKey === rules && M.duckTargets) return M.duckTargets;
+  const ins = n['input.position'] || [], outs = n['output.position'] || [];
+  M.duckKey = rules;
+  M.duckTargets = rules.map((text) => {
+    const t = { ins: [], outs: [] };
+    const m = / lowers=(\S+)/.exec(' ' + text);
+    if (m) for (const c of m[1].split(',')) {
+      if (c.startsWith('out:')) { const j = outs.indexOf(c.slice(4)); if (j >= 0) t.outs.push(j); }
+      else { const i = ins.indexOf(c); if (i >= 0) t.ins.push(i); }
+    }
+    return t;
+  });
+  return M.duckTargets;
+}
+function takeDucking(duck) {
+  const targets = duckTargets();
+  const inGR = new Map(), outGR = new Map();
+  duck.forEach((db, r) => {
+    const t = targets[r];
+    if (!t || typeof db !== 'number') return;
+    for (const i of t.ins) inGR.set(i, Math.min(inGR.get(i) ?? 0, db));
+    for (const j of t.outs) outGR.set(j, Math.min(outGR.get(j) ?? 0, db));
+  });
+  showGR(G.rows, inGR);
+  showGR(G.cols, outGR);
+}
+function showGR(strips, gr) {
+  for (const e of strips.values()) {
+    if (!e._gr) continue;
+    const db = gr.get(e._i) ?? 0;
+    const text = db <= -0.05 ? db.toFixed(1) : '';
+    if (text !== e._grText) {
+      e._grText = text;
+      e._gr.textContent = text;
+      e._gr.classList.toggle('on', text !== '');
+    }
+  }
 }
 const frac = (db) => (db <= FLOOR_DB ? 0 : db >= 0 ? 1 : (db - FLOOR_DB) / -FLOOR_DB);
 
