@@ -25,8 +25,9 @@ struct DuckingStage {
         let triggerStart: Int32, triggerEnd: Int32
         /// The slots it lowers: `lowered[lowerStart ..< lowerEnd]`.
         let lowerStart: Int32, lowerEnd: Int32
-        /// Equal for the same rule on the same channels (its text and indices): `takeOver`
-        /// carries its envelope into the next plan.
+        /// Equal for a rule of the same trigger and targets (its channels' indices and its
+        /// detection): `takeOver` carries its envelope's state into the next plan, under the
+        /// new settings, so that a depth or a time changed mid-duck moves on from where it is.
         let identity: Int
     }
 
@@ -89,7 +90,7 @@ struct DuckingStage {
             triggers += t.map { Int32($0) }
             lowered += i.map { Int32(slot(input: $0)) } + o.map { Int32(slotInputs.count + slot(output: $0)) }
             var hasher = Hasher()
-            hasher.combine(rule.text)
+            hasher.combine(rule.detect == .peak)
             hasher.combine(t)
             hasher.combine(i)
             hasher.combine(o)
@@ -137,7 +138,9 @@ struct DuckingStage {
         guard let old = previous?.pointee else { return }
         for r in 0..<ruleCount {
             for q in 0..<old.ruleCount where old.rules[q].identity == rules[r].identity {
+                let settings = rules[r].envelope.settings
                 rules[r].envelope = old.rules[q].envelope
+                rules[r].envelope.settings = settings
                 break
             }
         }

@@ -160,6 +160,20 @@ struct DuckingRuleTests {
         #expect(steps < 0.01, "a step of \(steps)")
     }
 
+    @Test func aDepthChangedMidDuckMovesOnFromWhereItIs() throws {
+        // Ducked at -15 dB (attack 0), then the depth becomes -12: after the hold (300 ms), the gain
+        // rises to -12 dB at the release's pace and never passes it (no return to unity and back).
+        let at15 = Float(0.5 * pow(10, -15.0 / 20)), at12 = Float(0.5 * pow(10, -12.0 / 20))
+        let out = try Self.render(rules: ["mic lowers=music_FL depth=-15 attack=0 release=300"], micSeconds: 1, seconds: 1) { rig, block in
+            if block == 200 { rig.update { try $0.setDucking(["mic lowers=music_FL depth=-12 attack=0 release=300"]) } }
+        }
+        #expect(abs(out[199 * 64] - at15) < 1e-5)
+        let after = out[(200 * 64)...]
+        #expect(after.allSatisfy { $0 >= at15 - 1e-6 && $0 <= at12 + 1e-6 }, "between -15 and -12 dB: \(after.min() ?? 0) to \(after.max() ?? 0)")
+        #expect(abs(out[400 * 64] - at15) < 1e-5, "held at -15 dB: \(out[400 * 64])")
+        #expect(abs(out[600 * 64] - at12) < 1e-5, "at -12 dB: \(out[600 * 64])")
+    }
+
     @Test func renderingRulesAllocatesNothing() throws {
         try warmUpRenderPaths()
         var mixer = try Self.desk()
