@@ -187,8 +187,7 @@ struct DuckingStage {
             let i = Int(slotChannel[k])
             guard i < count, let samples = inputs[i], from[k] != 1 || to[k] != 1 else { continue }
             let out = scratch + k * maximumFrameCount
-            out.update(from: samples, count: frames)
-            Self.scale(out, frames, from: from[k], to: to[k])
+            Self.scale(samples, into: out, frames, from: from[k], to: to[k])
             pointers[i] = UnsafePointer(out)
         }
         return UnsafeBufferPointer(start: pointers, count: count)
@@ -200,31 +199,34 @@ struct DuckingStage {
         guard j < outputs else { return }
         let k = Int(outputSlot[j])
         guard k >= 0, from[k] != 1 || to[k] != 1 else { return }
-        Self.scale(out, frames, from: from[k], to: to[k])
+        Self.scale(UnsafePointer(out), into: out, frames, from: from[k], to: to[k])
     }
 
-    /// Multiplies `frames` samples by a gain gliding from `a` to `b` (reached at the last one).
-    static func scale(_ x: UnsafeMutablePointer<Float>, _ frames: Int, from a: Float, to b: Float) {
+    /// `out` = `x` times a gain gliding from `a` to `b` (reached at the last sample): the gain
+    /// ramps' vector loop (`Kernel.ramp`), which reads each vector before it writes it, so `out`
+    /// may be `x`.
+    @inline(__always)
+    static func scale(_ x: UnsafePointer<Float>, into out: UnsafeMutablePointer<Float>, _ frames: Int, from a: Float, to b: Float) {
         guard frames > 0 else { return }
-        if a == b {
-            for n in 0..<frames { x[n] *= b }
-            return
-        }
-        let step = (b - a) / Float(frames)
-        for n in 0..<frames { x[n] *= a + step * Float(n + 1) }
+        Kernel.ramp(out, frames, accumulate: false, x, from: a, step: a == b ? 0 : (b - a) / Float(frames), position: 0)
+    }
+
+    /// The block's mean square and largest square, by the level meter's vector loop.
+    @inline(__always)
+    private static func squares(_ x: UnsafePointer<Float>, _ frames: Int) -> (mean: Double, peak: Double) {
+        guard frames > 0 else { return (0, 0) }
+        var peak = SIMD8<Float>(), sum = SIMD8<Float>()
+        Kernel.level(x, frames, peak: &peak, squares: &sum)
+        return (Double(sum.sum()) / Double(frames), Double(peak.max()))
     }
 
     static func rmsDecibels(_ x: UnsafePointer<Float>, _ frames: Int) -> Double {
-        guard frames > 0 else { return -.infinity }
-        var sum: Float = 0
-        for n in 0..<frames { sum += x[n] * x[n] }
-        let mean = Double(sum) / Double(frames)
-        return mean > 0 ? 10 * log10(mean) : -.infinity
+        let mean = squares(x, frames).mean
+        return mean > 0 ? 10 * log10(mean) : -.infinity  // NaN: not above 0, silence
     }
 
     static func peakDecibels(_ x: UnsafePointer<Float>, _ frames: Int) -> Double {
-        var peak: Float = 0
-        for n in 0..<frames { peak = max(peak, abs(x[n])) }
-        return peak > 0 ? 20 * log10(Double(peak)) : -.infinity
+        let peak = squares(x, frames).peak
+        return peak > 0 ? 10 * log10(peak) : -.infinity
     }
 }
