@@ -38,6 +38,8 @@ public struct DuckingEnvelope: Sendable, Equatable {
     public private(set) var reduction: Double = 0
     /// Seconds left of the hold.
     private var holding: Double = 0
+    /// The deepest reduction (dB, positive) since the reduction was last 0.
+    private var span: Double = 0
 
     public init(_ settings: Settings) { self.settings = settings }
 
@@ -53,7 +55,11 @@ public struct DuckingEnvelope: Sendable, Equatable {
     public mutating func process(level: Double, seconds: Double) -> Double {
         let s = settings
         let target = aim(level: level.isNaN ? -.infinity : level)
-        let full = -s.depth  // dB the attack and the release each cover in their time
+        // dB the attack and the release each cover in their time: the depth, or the deepest this
+        // duck went when that is deeper (a depth made shallower mid-duck, 0 included, comes back
+        // at the pace it would have had).
+        span = max(span, -reduction)
+        let full = max(-s.depth, span)
         if target < reduction {
             // Deeper: at the attack's pace, not past the aim.
             let step = s.attack > 0 ? full * seconds / s.attack : .infinity
@@ -71,6 +77,7 @@ public struct DuckingEnvelope: Sendable, Equatable {
         } else if target < 0 {
             holding = s.hold  // still aiming as deep: the hold starts again when the aim rises
         }
+        if reduction >= 0 { span = 0 }
         return reduction
     }
 }

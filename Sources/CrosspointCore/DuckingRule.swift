@@ -54,7 +54,9 @@ public struct DuckingRule: Equatable, Sendable {
     public init(text: String) throws(CrosspointError) {
         func fail(_ reason: String) -> CrosspointError { .invalidValue(key: Self.key, reason: reason) }
         guard text.utf8.count <= 1024 else { throw fail("a rule of \(text.utf8.count) bytes; at most 1024") }
-        let words = text.split(separator: " ", omittingEmptySubsequences: true)
+        // Words apart by spaces or tabs; cut by bytes (never by Characters: a combining mark after
+        // "=" or "out:" must not join the byte before it).
+        let words = text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == " " || $0 == "\t" })
         guard let first = words.first, !first.utf8.contains(UInt8(ascii: "=")) else {
             throw fail("'\(text.prefix(80))' names no trigger first: \(Self.usage)")
         }
@@ -62,18 +64,22 @@ public struct DuckingRule: Equatable, Sendable {
         inputs = []
         outputs = []
         var lowers = false
+        var given = Set<String>()
         for word in words.dropFirst() {
             if word == "off" { enabled = false; continue }
             guard let eq = word.utf8.firstIndex(of: UInt8(ascii: "=")) else {
                 throw fail("'\(word.prefix(40))' in '\(text.prefix(80))' is not an option: \(Self.usage)")
             }
-            let name = word[word.startIndex..<eq], value = word[word.index(after: eq)...]
+            let name = Substring(word.utf8[word.utf8.startIndex..<eq]), value = Substring(word.utf8[word.utf8.index(after: eq)...])
+            guard given.insert(String(name)).inserted else {
+                throw fail("\(name.prefix(40))= is given twice in '\(text.prefix(80))'")
+            }
             switch name {
             case "lowers":
                 lowers = true
                 for channel in try Self.names(value, what: "channel to lower") {
                     if channel.utf8.starts(with: "out:".utf8) {
-                        let output = String(channel.dropFirst(4))  // "out:" is four ASCII characters
+                        let output = String(decoding: channel.utf8.dropFirst(4), as: UTF8.self)
                         guard !output.isEmpty else { throw fail("'\(channel)' names no output after out:") }
                         outputs.append(output)
                     } else {
@@ -127,17 +133,21 @@ public struct DuckingRule: Equatable, Sendable {
                                scale: [Double] = [1]) throws(CrosspointError) -> Double {
         var digits = word, factor = 1.0
         for (k, unit) in units.enumerated() where digits.utf8.count > unit.utf8.count && digits.utf8.reversed().starts(with: unit.utf8.reversed()) {
-            digits = word.prefix(word.utf8.count - unit.utf8.count)
+            digits = Substring(word.utf8.dropLast(unit.utf8.count))
             factor = k < scale.count ? scale[k] : 1
             break
         }
         let unitsText = units.joinedBytes(separator: " or ")
-        guard digits.utf8.count <= 24, let value = Double(digits), value.isFinite else {
-            throw .invalidValue(key: key, reason: "\(option)=\(word.prefix(40)) is not a number (\(unitsText) may follow)")
+        let rangeText = "\(Gain.format(range.lowerBound)) to \(Gain.format(range.upperBound)) \(units[0])"
+        guard digits.utf8.count <= 24, let value = Double(digits) else {
+            throw .invalidValue(key: key, reason: "\(option)=\(word.prefix(40)) is not a number from \(rangeText) (\(unitsText) may follow)")
+        }
+        guard value.isFinite else {
+            throw .invalidValue(key: key, reason: "\(option)=\(word.prefix(40)) is \(value.isNaN ? "not a number from" : "outside") \(rangeText)")
         }
         let scaled = value * factor
         guard range.contains(scaled) else {
-            throw .invalidValue(key: key, reason: "\(option)=\(word.prefix(40)) is outside \(Gain.format(range.lowerBound)) to \(Gain.format(range.upperBound)) \(units[0])")
+            throw .invalidValue(key: key, reason: "\(option)=\(word.prefix(40)) is outside \(rangeText)")
         }
         return scaled
     }
@@ -173,6 +183,11 @@ extension Mixer {
                 rule.outputs = try rule.outputs.map { token throws(CrosspointError) in outputChannels[try outputIndex(token)] }
             } catch {
                 throw .invalidValue(key: key, reason: "rule \(n) '\(text.prefix(80))': \(error.description)")
+            }
+            // Names resolved (an index and a name of one channel are the same channel): none twice.
+            for (list, what) in [(rule.triggers, "trigger"), (rule.inputs, "input to lower"), (rule.outputs, "output to lower")]
+                where list.elementSet.count != list.count {
+                throw .invalidValue(key: key, reason: "rule \(n) '\(text.prefix(80))' names a \(what) twice")
             }
             if let own = rule.inputs.first(where: rule.triggers.contains) {
                 throw .invalidValue(key: key, reason: "rule \(n) '\(text.prefix(80))' lowers its own trigger \(own)")

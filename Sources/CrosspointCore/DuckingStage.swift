@@ -25,9 +25,9 @@ struct DuckingStage {
         let triggerStart: Int32, triggerEnd: Int32
         /// The slots it lowers: `lowered[lowerStart ..< lowerEnd]`.
         let lowerStart: Int32, lowerEnd: Int32
-        /// Equal for a rule of the same trigger and targets (its channels' indices and its
-        /// detection): `takeOver` carries its envelope's state into the next plan, under the
-        /// new settings, so that a depth or a time changed mid-duck moves on from where it is.
+        /// Equal for a rule of the same trigger (its inputs' indices) and detection: `takeOver`
+        /// carries its envelope's state into the next plan, under the new settings and targets,
+        /// so that a depth, a time or a channel changed mid-duck moves on from where it is.
         let identity: Int
     }
 
@@ -71,10 +71,12 @@ struct DuckingStage {
             slotOutputs.append(Int32(j))
             return slotOutputs.count - 1
         }
+        // Every rule of the mixer, in its order (its reduction is published at its index); one
+        // whose channels the mixer no longer has keeps its place, with nothing to measure or lower.
         var rules: [(rule: DuckingRule, triggers: [Int], inputs: [Int], outputs: [Int])] = []
-        for rule in mixer.ducking {
-            let (t, i, o) = rule.indices(in: mixer)
-            guard !t.isEmpty, !(i.isEmpty && o.isEmpty) else { continue }
+        for rule in mixer.ducking.prefix(DuckingRule.limit) {
+            var (t, i, o) = rule.indices(in: mixer)
+            if t.isEmpty || (i.isEmpty && o.isEmpty) { (t, i, o) = ([], [], []) }
             rules.append((rule, t, i, o))
             for x in i { _ = slot(input: x) }
             for x in o { _ = slot(output: x) }
@@ -82,7 +84,7 @@ struct DuckingStage {
         for name in alsoInputs { if let i = mixer.inputChannels.firstIndex(of: name) { _ = slot(input: i) } }
         for name in alsoOutputs { if let j = mixer.outputChannels.firstIndex(of: name) { _ = slot(output: j) } }
         let slots = slotInputs.count + slotOutputs.count
-        guard slots > 0 else { return nil }
+        guard slots > 0 || !rules.isEmpty else { return nil }
 
         var triggers: [Int32] = [], lowered: [Int32] = [], made: [Rule] = []
         for (rule, t, i, o) in rules {
@@ -92,8 +94,6 @@ struct DuckingStage {
             var hasher = Hasher()
             hasher.combine(rule.detect == .peak)
             hasher.combine(t)
-            hasher.combine(i)
-            hasher.combine(o)
             made.append(Rule(envelope: DuckingEnvelope(rule.settings), peak: rule.detect == .peak, enabled: rule.enabled,
                              triggerStart: triggerStart, triggerEnd: Int32(triggers.count),
                              lowerStart: lowerStart, lowerEnd: Int32(lowered.count), identity: hasher.finalize()))
@@ -178,7 +178,19 @@ struct DuckingStage {
                 aim[k] = min(aim[k], reduction)
             }
         }
-        for k in 0..<slotCount { to[k] = aim[k] < 0 ? Float(exp(aim[k] * (M_LN10 / 20))) : 1 }
+        for k in 0..<slotCount {
+            if aim[k] < 0 {
+                to[k] = Float(exp(aim[k] * (M_LN10 / 20)))
+            } else if from[k] < 1 && !isLowered(k) {
+                // No rule lowers it any more (its rule went): back up at 100 dB a second, so
+                // that -15 dB takes 150 ms whatever the quantum.
+                let decibels = from[k] > 0 ? 20 * log10(Double(from[k])) : -100
+                let up = min(0, max(decibels, -100) + 100 * seconds)
+                to[k] = up < 0 ? Float(exp(up * (M_LN10 / 20))) : 1
+            } else {
+                to[k] = 1
+            }
+        }
 
         let count = min(inputs.count, self.inputs)
         guard count > 0, let base = inputs.baseAddress else { return inputs }
@@ -191,6 +203,14 @@ struct DuckingStage {
             pointers[i] = UnsafePointer(out)
         }
         return UnsafeBufferPointer(start: pointers, count: count)
+    }
+
+    /// Whether a rule of this stage lowers slot `k` (otherwise it is a channel an earlier rule
+    /// lowered, coming back up).
+    @inline(__always)
+    private func isLowered(_ k: Int) -> Bool {
+        for l in 0..<(ruleCount > 0 ? Int(rules[ruleCount - 1].lowerEnd) : 0) where Int(lowered[l]) == k { return true }
+        return false
     }
 
     /// After the matrix wrote output `j` (render thread): scales it if the stage lowers it.

@@ -48,6 +48,7 @@ public final class MatrixMixer {
                     try? mixer.update { m throws(CrosspointError) in
                         try m.setCrosspoint(input: 0, output: 0, gain: gain)
                         try m.setOutputDelay(1, milliseconds: gain)  // a delay line, and a fade on it
+                        try m.setDucking(["0 lowers=1,out:1 attack=0"])  // a ducking stage, and its takeover
                     }
                     inputs.withUnsafeBufferPointer { ins in
                         outputs.withUnsafeBufferPointer { outs in
@@ -69,6 +70,7 @@ public final class MatrixMixer {
         lastPublished = RenderPlan.make(for: mixer, kernel: kernel, lines: delayLines.lines(for: mixer, rate: sampleRate, silentPast: true),
                                         ducking: DuckingStage.make(for: mixer, alsoInputs: [], alsoOutputs: []))
         state.initialize(to: RenderState(active: lastPublished, sampleRate: sampleRate))
+        rememberDucked(mixer)
     }
 
     /// Frees everything. The render thread must no longer be using `renderer`.
@@ -102,10 +104,7 @@ public final class MatrixMixer {
         let rate = max(Double(state.pointee.observedRate.load(ordering: .relaxed)), state.pointee.initialRate)
         let plan = RenderPlan.make(for: next, kernel: kernel, lines: delayLines.lines(for: next, rate: rate),
                                    ducking: DuckingStage.make(for: next, alsoInputs: duckedInputs, alsoOutputs: duckedOutputs))
-        for rule in next.ducking {
-            duckedInputs.formUnion(rule.inputs)
-            duckedOutputs.formUnion(rule.outputs)
-        }
+        rememberDucked(next)
         plan.pointee.markChanges(since: lastPublished.pointee)
         // Take back a plan the renderer never took; the new one replaces it, changes included.
         // (Only this side publishes, so the slot stays empty until the exchange below.)
@@ -115,6 +114,14 @@ public final class MatrixMixer {
         }
         _ = state.pointee.pending.exchange(plan, ordering: .acquiringAndReleasing)
         lastPublished = plan
+    }
+
+    /// Adds the channels `mixer`'s rules lower to those a later plan keeps coming back up.
+    private func rememberDucked(_ mixer: Mixer) {
+        for rule in mixer.ducking {
+            duckedInputs.formUnion(rule.inputs)
+            duckedOutputs.formUnion(rule.outputs)
+        }
     }
 
     /// Frees a plan the renderer has let go of (or never took), and the delay lines only it held.

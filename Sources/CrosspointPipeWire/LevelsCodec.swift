@@ -52,12 +52,12 @@ public enum LevelsCodec {
         }
         guard let sequence = whole("seq"), let interval = whole("interval"), let frames = whole("frames"),
               let inputs = channels("inputs"), let outputs = channels("outputs") else { return nil }
-        // Each ducking rule's reduction, if the node has rules: numbers from -60 to 0 dB.
+        // Each ducking rule's reduction, if the node has rules: numbers from -60 to 0 dB. A field
+        // that is not that is left out; the levels still count.
         var ducking: [Double] = []
-        if let duck = value("duck") {
-            guard case let .array(items) = duck, items.count <= DuckingRule.limit else { return nil }
+        if case let .array(items)? = value("duck"), items.count <= DuckingRule.limit {
             for item in items {
-                guard case let .number(n) = item, n <= 0, n >= DuckingRule.depthRange.lowerBound else { return nil }
+                guard case let .number(n) = item, n <= 0, n >= DuckingRule.depthRange.lowerBound else { ducking = []; break }
                 ducking.append(n)
             }
         }

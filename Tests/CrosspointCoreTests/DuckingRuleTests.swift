@@ -53,6 +53,13 @@ struct DuckingRuleTests {
         ("mic lowers=music_FL,,music_FR", "empty channel to lower"),
         ("mic lowers=out:", "names no output"),
         ("mic lowers=music_FL detect=loudness", "rms or peak"),
+        ("mic,0 lowers=music_FL", "names a trigger twice"),
+        ("mic lowers=music_FL lowers=music_FR", "lowers= is given twice"),
+        ("mic lowers=1,music_FL", "names a input to lower twice"),
+        ("mic lowers=music_FL depth=-3 depth=-6", "depth= is given twice"),
+        ("mic lowers=music_FL depth=1e999", "depth=1e999 is outside -60 to 0 dB"),
+        ("mic lowers=music_FL depth=\u{301}-5", "is not a number"),
+        ("mic lowers=out:\u{301}FL", "\u{301}FL"),
     ])
     func badRulesAreRefusedByNameAndChangeNothing(text: String, says: String) throws {
         var mixer = try Self.desk()
@@ -66,6 +73,43 @@ struct DuckingRuleTests {
             #expect(error.description.contains("duck"), "\(error.description)")
         }
         #expect(mixer == before)
+    }
+
+    @Test func tabsSeparateWordsToo() throws {
+        #expect(try DuckingRule(text: "mic\tlowers=music_FL\tdepth=-6").depth == -6)
+    }
+
+    @Test func aDepthMadeZeroMidDuckStillComesBack() throws {
+        let out = try Self.render(rules: ["mic lowers=music_FL depth=-15 attack=0 hold=0 release=100"], micSeconds: 1, seconds: 1) { rig, block in
+            if block == 100 { rig.update { try $0.setDucking(["mic lowers=music_FL depth=0 attack=0 hold=0 release=100"]) } }
+        }
+        #expect(abs(out[99 * 64] - Float(0.5 * pow(10, -15.0 / 20))) < 1e-5)
+        #expect(out[100 * 64 + 4800 + 128] == 0.5, "back at unity 100 ms after: \(out[100 * 64 + 4800 + 128])")
+    }
+
+    @Test func aRemovedRulesChannelsComeBackAt100DecibelsASecond() throws {
+        let ducked = Float(0.5 * pow(10, -15.0 / 20))
+        let out = try Self.render(rules: ["mic lowers=music_FL depth=-15 attack=0 hold=10000"], micSeconds: 1, seconds: 1, block: 32) { rig, block in
+            if block == 200 { rig.update { try $0.setDucking([]) } }
+        }
+        #expect(abs(out[200 * 32 - 1] - ducked) < 1e-5)
+        // 15 dB at 100 dB a second: 150 ms (7200 frames); half-way (-7.5 dB) at 75 ms.
+        let halfway = 20 * log10(Double(out[200 * 32 + 3600]) / 0.5)
+        #expect(abs(halfway + 7.5) < 0.2, "half-way: \(halfway) dB")
+        #expect(out[200 * 32 + 7200 + 64] == 0.5)
+    }
+
+    @Test func aRuleWhoseChannelsAreGoneKeepsItsPlaceForTheMeter() throws {
+        // Rule 0's trigger is renamed away; rule 1 still ducks, and its reduction is read as rule 1's.
+        var mixer = try Self.desk()
+        try mixer.setDucking(["mic lowers=music_FL", "music_FR lowers=music_FL depth=-9 attack=0"])
+        try mixer.setChannels(inputs: ["voice", "music_FL", "music_FR"])
+        let engine = MatrixMixer(mixer)
+        var renderer = engine.renderer
+        let bench = Bench(inputs: 3, outputs: 2, capacity: 256)
+        bench.fillInput(2, with: 0.5)
+        for _ in 0..<4 { bench.render(&renderer, frames: 256) }
+        #expect(engine.duckingReductions == [0, -9])
     }
 
     @Test func seventeenRulesAreTooMany() throws {
@@ -142,10 +186,10 @@ struct DuckingRuleTests {
         #expect(abs(out[10000] - expected) < 1e-5, "\(out[10000]) for \(expected)")
     }
 
-    @Test func aChangeElsewhereKeepsTheDuckAndARemovedRuleGlidesBack() throws {
+    @Test func aChangeElsewhereKeepsTheDuckAndARemovedRuleComesBack() throws {
         let ducked = Float(0.5 * pow(10, -15.0 / 20))
         var rules = ["mic lowers=music_FL depth=-15 attack=0 hold=10000"]
-        let out = try Self.render(rules: rules, micSeconds: 0.2, seconds: 0.6) { rig, block in
+        let out = try Self.render(rules: rules, micSeconds: 0.2, seconds: 0.8) { rig, block in
             if block == 200 {  // mid-hold: a cross-point elsewhere changes
                 rig.update { try $0.setCrosspoint(input: 0, output: 1, gain: 0.3) }
             } else if block == 300 {  // the rule goes
@@ -155,7 +199,8 @@ struct DuckingRuleTests {
         }
         #expect(abs(out[200 * 64 + 640] - ducked) < 1e-5, "kept across the change: \(out[200 * 64 + 640])")
         #expect(abs(out[299 * 64] - ducked) < 1e-5)
-        #expect(out[300 * 64 + 200] == 0.5, "back after a block")
+        // Back at 100 dB a second: 15 dB in 150 ms (7200 frames).
+        #expect(out[300 * 64 + 7200 + 64] == 0.5, "back after 150 ms")
         let steps = zip(out, out.dropFirst()).map { abs($1 - $0) }.max() ?? 0
         #expect(steps < 0.01, "a step of \(steps)")
     }
