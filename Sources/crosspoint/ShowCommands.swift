@@ -85,6 +85,8 @@ struct ShowCommand: ParsableCommand {
                 if let devices = properties[CrosspointProperty.devices], !mixer.devices.isEmpty { print("devices: \(devices.printable)") }
                 if let targets = properties[CrosspointProperty.targets], !mixer.targets.isEmpty { print("following: \(targets.printable)") }
             }
+            // Its ducking rules, numbered as `crosspoint duck list` numbers them.
+            for (n, rule) in mixer.ducking.enumerated() { print("ducking \(n): \(rule.text.printable)") }
         }
     }
 }

@@ -169,6 +169,9 @@ struct DuckingTests {
         let listed = listing?["rules"] as? [[String: Any]] ?? []
         #expect(listed.count == 2 && listed.last?["outputs"] as? [String] == ["FL"] && listed.last?["depth"] as? Double == -6, "\(json.stdout)")
 
+        let shown = sandbox.crosspoint("show", "xp-duck").stdout
+        #expect(shown.contains("ducking 0: mic lowers=music depth=-15 threshold=-30 attack=10 hold=200 release=500 detect=rms")
+                && shown.contains("ducking 1: mic lowers=out:FL depth=-6"), "\(shown)")
         let off = sandbox.crosspoint("duck", "off", "xp-duck", "1")
         #expect(off.succeeded, "\(off.stderr)")
         _ = try sandbox.waitFor("rule 1 off") { _ in (try? rules())?.contains("detect=peak off") == true }
