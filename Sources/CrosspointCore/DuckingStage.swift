@@ -54,9 +54,9 @@ struct DuckingStage {
     let pointers: UnsafeMutablePointer<UnsafePointer<Float>?>
     let inputs: Int
 
-    /// A stage for `mixer`'s rules, managing also the channels named in `alsoInputs` and
-    /// `alsoOutputs` (lowered by earlier rules); nil when there is nothing to manage.
-    static func make(for mixer: Mixer, alsoInputs: Set<String>, alsoOutputs: Set<String>) -> UnsafeMutablePointer<DuckingStage>? {
+    /// A stage for `mixer`'s rules, managing also the channels `alsoInputs` and `alsoOutputs`
+    /// (indices lowered by earlier rules); nil when there is nothing to manage.
+    static func make(for mixer: Mixer, alsoInputs: Set<Int>, alsoOutputs: Set<Int>) -> UnsafeMutablePointer<DuckingStage>? {
         var inputSlot: [Int: Int] = [:], outputSlotOf: [Int: Int] = [:]
         var slotInputs: [Int32] = [], slotOutputs: [Int32] = []
         func slot(input i: Int) -> Int {
@@ -81,8 +81,8 @@ struct DuckingStage {
             for x in i { _ = slot(input: x) }
             for x in o { _ = slot(output: x) }
         }
-        for name in alsoInputs { if let i = mixer.inputChannels.firstIndex(of: name) { _ = slot(input: i) } }
-        for name in alsoOutputs { if let j = mixer.outputChannels.firstIndex(of: name) { _ = slot(output: j) } }
+        for i in alsoInputs.sorted() where i < mixer.inputs { _ = slot(input: i) }
+        for j in alsoOutputs.sorted() where j < mixer.outputs { _ = slot(output: j) }
         let slots = slotInputs.count + slotOutputs.count
         guard slots > 0 || !rules.isEmpty else { return nil }
 

@@ -17,9 +17,10 @@ public final class MatrixMixer {
     private var lastPublished: UnsafeMutablePointer<RenderPlan>
     /// The outputs' delay lines, shared by the plans that hold them.
     private var delayLines = DelayLinePool()
-    /// The channels ducking rules have lowered, by name: a plan's stage keeps them, so that one
-    /// no rule lowers any more comes back up instead of jumping (DuckingStage).
-    private var duckedInputs: Set<String> = [], duckedOutputs: Set<String> = []
+    /// The channels ducking rules have lowered, by index (a renamed channel is the same one): a
+    /// plan's stage keeps them, so that one no rule lowers any more comes back up instead of
+    /// jumping (DuckingStage).
+    private var duckedInputs: Set<Int> = [], duckedOutputs: Set<Int> = []
 
     /// The kernel version that renders this mixer.
     public let kernel: KernelVersion
@@ -119,8 +120,9 @@ public final class MatrixMixer {
     /// Adds the channels `mixer`'s rules lower to those a later plan keeps coming back up.
     private func rememberDucked(_ mixer: Mixer) {
         for rule in mixer.ducking {
-            duckedInputs.formUnion(rule.inputs)
-            duckedOutputs.formUnion(rule.outputs)
+            let (_, inputs, outputs) = rule.indices(in: mixer)
+            duckedInputs.formUnion(inputs)
+            duckedOutputs.formUnion(outputs)
         }
     }
 

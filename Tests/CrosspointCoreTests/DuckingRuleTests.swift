@@ -99,6 +99,18 @@ struct DuckingRuleTests {
         #expect(out[200 * 32 + 7200 + 64] == 0.5)
     }
 
+    @Test func aLoweredChannelRenamedMidDuckComesBackRatherThanJumping() throws {
+        // music_FL is renamed while ducked: the rule (kept by name) no longer finds it, and the
+        // channel comes back at 100 dB a second.
+        let out = try Self.render(rules: ["mic lowers=music_FL depth=-15 attack=0 hold=10000"], micSeconds: 1, seconds: 1) { rig, block in
+            if block == 100 { rig.update { try $0.setChannels(inputs: ["mic", "song_FL", "music_FR"]) } }
+        }
+        let after = Array(out[(99 * 64)...])
+        let steps = zip(after, after.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+        #expect(steps < 0.0002, "a step of \(steps) after the rename")
+        #expect(out[100 * 64 + 7200 + 64] == 0.5)
+    }
+
     @Test func aRuleWhoseChannelsAreGoneKeepsItsPlaceForTheMeter() throws {
         // Rule 0's trigger is renamed away; rule 1 still ducks, and its reduction is read as rule 1's.
         var mixer = try Self.desk()
