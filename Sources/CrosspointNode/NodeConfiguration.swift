@@ -161,16 +161,7 @@ public struct NodeConfiguration: Sendable {
         }
         if let on = flags["midi"] { mixer.setMIDIPorts(on) }
         if let v = values["midi.map"] {
-            guard case let .array(items) = v else {
-                throw ArgumentError(argument: "midi.map", reason: "must be a list of mappings like [ \"cc 1 7 gain.in.0\" ], got \(v)")
-            }
-            var texts: [String] = []
-            for (n, item) in items.enumerated() {
-                guard case let .string(text) = item else {
-                    throw ArgumentError(argument: "midi.map", reason: "mapping \(n) is not a string like \"cc 1 7 gain.in.0\": \(item)")
-                }
-                texts.append(text)
-            }
+            let texts = try Self.lines(v, argument: "midi.map", item: "mapping", example: "\"cc 1 7 gain.in.0\"", plural: "mappings")
             try Self.apply("midi.map", to: &mixer) { m throws(CrosspointError) in try m.setMIDIMappings(texts) }
         }
         if let v = values["targets"] {
@@ -178,16 +169,7 @@ public struct NodeConfiguration: Sendable {
             try Self.apply("targets", to: &mixer) { m throws(CrosspointError) in try m.setTargets(texts) }
         }
         if let v = values["duck"] {
-            guard case let .array(items) = v else {
-                throw ArgumentError(argument: "duck", reason: "must be a list of rules like [ \"mic lowers=music_FL depth=-15\" ], got \(v)")
-            }
-            var texts: [String] = []
-            for (n, item) in items.enumerated() {
-                guard case let .string(text) = item else {
-                    throw ArgumentError(argument: "duck", reason: "rule \(n) is not a string like \"mic lowers=music_FL depth=-15\": \(item)")
-                }
-                texts.append(text)
-            }
+            let texts = try Self.lines(v, argument: "duck", item: "rule", example: "\"mic lowers=music_FL depth=-15\"", plural: "rules")
             try Self.apply("duck", to: &mixer) { m throws(CrosspointError) in try m.setDucking(texts) }
         }
         if let v = values["delay.out"] {
@@ -201,6 +183,22 @@ public struct NodeConfiguration: Sendable {
         extraProperties = extra
         persistState = flags["state.persist"] ?? true
         rememberLinks = flags["state.links"] ?? true
+    }
+
+    /// An argument that is a list of lines of text (`midi.map`, `duck`): each item a string,
+    /// checked by the model afterwards.
+    private static func lines(_ value: SPAJSONValue, argument: String, item: String, example: String, plural: String) throws(ArgumentError) -> [String] {
+        guard case let .array(items) = value else {
+            throw ArgumentError(argument: argument, reason: "must be a list of \(plural) like [ \(example) ], got \(value)")
+        }
+        var texts: [String] = []
+        for (n, entry) in items.enumerated() {
+            guard case let .string(text) = entry else {
+                throw ArgumentError(argument: argument, reason: "\(item) \(n) is not a string like \(example): \(entry)")
+            }
+            texts.append(text)
+        }
+        return texts
     }
 
     private static func apply(
