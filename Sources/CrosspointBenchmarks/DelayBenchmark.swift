@@ -35,21 +35,11 @@ func runDelays(quick: Bool, machine: MachineInfo) {
             }
         }
         let plain = engine(delay: 0), delayed = engine(delay: 10), fading = engine(delay: 10)
-        let inputBlock = allocateFloats(n * frames), outputBlock = allocateFloats(m * frames)
-        for k in 0..<(n * frames) { inputBlock[k] = Float.random(in: -1...1, using: &rng) }
-        let ins = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: n)
-        let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: m)
-        for i in 0..<n { ins[i] = UnsafePointer(inputBlock + i * frames) }
-        for j in 0..<m { outs[j] = outputBlock + j * frames }
-        func render(_ engine: MatrixMixer) -> CrosspointRender {
-            CrosspointRender(renderer: engine.renderer, frames: frames,
-                             inputs: UnsafeBufferPointer(start: ins, count: n), outputs: UnsafeBufferPointer(start: outs, count: m))
-        }
-        var a = render(plain), b = render(delayed), c = render(fading)
+        let buffers = RenderBlocks(inputs: n, outputs: m, frames: frames, rng: &rng)
+        var a = buffers.render(plain), b = buffers.render(delayed), c = buffers.render(fading)
         // Past the gain ramps of the setup, and every ring full.
         for _ in 0..<400 { a.run(); b.run(); c.run() }
-        var ta: [Double] = [], tb: [Double] = [], tc: [Double] = [], rb: [Double] = [], rc: [Double] = []
-        for k in 0..<batches {
+        let (ta, tb, tc, rb, rc) = timeInterleaved(&a, &b, &c, batches: batches, blocks: blocks) { k, c in
             // A new delay for every output of `fading`: its next 48,000 frames cross-fade.
             do {
                 try fading.update { mixer throws(CrosspointError) in
@@ -57,24 +47,10 @@ func runDelays(quick: Bool, machine: MachineInfo) {
                 }
             } catch { fail("\(error)") }
             c.run()
-            let x: Double, y: Double, z: Double
-            if k % 2 == 0 {
-                x = Double(timeBatch(&a, iterations: blocks)); y = Double(timeBatch(&b, iterations: blocks))
-                z = Double(timeBatch(&c, iterations: blocks))
-            } else {
-                z = Double(timeBatch(&c, iterations: blocks)); y = Double(timeBatch(&b, iterations: blocks))
-                x = Double(timeBatch(&a, iterations: blocks))
-            }
-            ta.append(x / Double(blocks)); tb.append(y / Double(blocks)); tc.append(z / Double(blocks))
-            rb.append(y / x); rc.append(z / x)
         }
         func ns(_ v: Double) -> String { v >= 10_000 ? "\(Int((v / 1000).rounded())) µs" : "\(Int(v.rounded())) ns" }
         func ratio(_ v: Double) -> String { "\(Double(Int((v * 100).rounded())) / 100)x" }
         print("| \(n)x\(m) dense, \(frames) frames | \(ns(median(ta))) | \(ns(median(tb))) | \(ns(median(tc))) | \(ratio(median(rb))) | \(ratio(median(rc))) |")
-        freeFloats(inputBlock)
-        freeFloats(outputBlock)
-        ins.deallocate()
-        outs.deallocate()
     }
     print("")
     print("Ratios are medians of batches timed one after the other. A delayed output's ring is 1 s plus")

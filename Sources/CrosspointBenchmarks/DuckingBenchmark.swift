@@ -41,39 +41,14 @@ func runDucking(quick: Bool, machine: MachineInfo) {
             }
         }
         let plain = engine(rules: 0), one = engine(rules: 1), four = engine(rules: 4)
-        let inputBlock = allocateFloats(n * frames), outputBlock = allocateFloats(m * frames)
-        for k in 0..<(n * frames) { inputBlock[k] = Float.random(in: -1...1, using: &rng) }
-        let ins = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: n)
-        let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: m)
-        for i in 0..<n { ins[i] = UnsafePointer(inputBlock + i * frames) }
-        for j in 0..<m { outs[j] = outputBlock + j * frames }
-        func render(_ engine: MatrixMixer) -> CrosspointRender {
-            CrosspointRender(renderer: engine.renderer, frames: frames,
-                             inputs: UnsafeBufferPointer(start: ins, count: n), outputs: UnsafeBufferPointer(start: outs, count: m))
-        }
-        var a = render(plain), b = render(one), c = render(four)
+        let buffers = RenderBlocks(inputs: n, outputs: m, frames: frames, rng: &rng)
+        var a = buffers.render(plain), b = buffers.render(one), c = buffers.render(four)
         for _ in 0..<400 { a.run(); b.run(); c.run() }  // past the setup's gain ramps; every rule at its depth
-        var ta: [Double] = [], tb: [Double] = [], tc: [Double] = [], rb: [Double] = [], rc: [Double] = []
-        for k in 0..<batches {
-            let x: Double, y: Double, z: Double
-            if k % 2 == 0 {
-                x = Double(timeBatch(&a, iterations: blocks)); y = Double(timeBatch(&b, iterations: blocks))
-                z = Double(timeBatch(&c, iterations: blocks))
-            } else {
-                z = Double(timeBatch(&c, iterations: blocks)); y = Double(timeBatch(&b, iterations: blocks))
-                x = Double(timeBatch(&a, iterations: blocks))
-            }
-            ta.append(x / Double(blocks)); tb.append(y / Double(blocks)); tc.append(z / Double(blocks))
-            rb.append(y / x); rc.append(z / x)
-        }
+        let (ta, tb, tc, rb, rc) = timeInterleaved(&a, &b, &c, batches: batches, blocks: blocks)
         func ns(_ v: Double) -> String { v >= 10_000 ? "\(Int((v / 1000).rounded())) µs" : "\(Int(v.rounded())) ns" }
         func ratio(_ v: Double) -> String { "\(Double(Int((v * 100).rounded())) / 100)x" }
         let perRule = (median(tc) - median(ta)) / 4
         print("| \(n)x\(m) dense | \(frames) | \(ns(median(ta))) | \(ns(median(tb))) | \(ns(median(tc))) | \(ns(perRule)) | \(ratio(median(rb))) | \(ratio(median(rc))) |")
-        freeFloats(inputBlock)
-        freeFloats(outputBlock)
-        ins.deallocate()
-        outs.deallocate()
     }
     print("")
     print("A rule's cost is measuring its trigger (a pass over the block) and scaling what it lowers")

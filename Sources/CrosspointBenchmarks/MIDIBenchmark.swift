@@ -73,25 +73,15 @@ func runMIDI(quick: Bool, machine: MachineInfo) {
     } catch {
         fail("8x8: \(error)")
     }
-    let inputBlock = allocateFloats(n * frames), outputBlock = allocateFloats(m * frames)
-    for k in 0..<(n * frames) { inputBlock[k] = Float.random(in: -1...1, using: &rng) }
-    let ins = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: n)
-    let outs = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: m)
-    for i in 0..<n { ins[i] = UnsafePointer(inputBlock + i * frames) }
-    for j in 0..<m { outs[j] = outputBlock + j * frames }
+    let buffers = RenderBlocks(inputs: n, outputs: m, frames: frames, rng: &rng)
     let inbox = MIDIInbox.make(), outbox = MIDIOutbox.make()
     let scratch = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
     defer {
-        freeFloats(inputBlock)
-        freeFloats(outputBlock)
-        ins.deallocate()
-        outs.deallocate()
         inbox.free()
         outbox.free()
         scratch.deallocate()
     }
-    var render = CrosspointRender(renderer: engine.renderer, frames: frames,
-                                  inputs: UnsafeBufferPointer(start: ins, count: n), outputs: UnsafeBufferPointer(start: outs, count: m))
+    var render = buffers.render(engine)
     var receive = MIDIReceive(inbox: inbox)
     var feedback = MIDIFeedback(outbox: outbox, scratch: scratch)
     warmUp(nanoseconds: quick ? 50_000_000 : 200_000_000)

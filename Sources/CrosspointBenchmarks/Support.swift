@@ -1,6 +1,8 @@
 // Plumbing for the benchmark: a monotonic clock, aligned buffers, a seeded generator,
 // formatting and machine information. Glibc only, no Foundation.
 
+import CrosspointCore
+import CrosspointTestSupport
 import COpenBLAS
 import Glibc
 
@@ -272,4 +274,61 @@ extension StringProtocol {
         }
         return String(self[first...last])
     }
+}
+
+/// One block of random input channels and one of output channels, back to back, and the
+/// pointer arrays a renderer is handed: what the side benchmarks (--delays, --midi, --ducking)
+/// render through. Freed with it.
+final class RenderBlocks {
+    let inputs: Int, outputs: Int, frames: Int
+    private let inputBlock: UnsafeMutablePointer<Float>, outputBlock: UnsafeMutablePointer<Float>
+    private let ins: UnsafeMutablePointer<UnsafePointer<Float>?>
+    private let outs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+
+    init(inputs n: Int, outputs m: Int, frames: Int, rng: inout SplitMix64) {
+        (inputs, outputs, self.frames) = (n, m, frames)
+        inputBlock = allocateFloats(n * frames)
+        outputBlock = allocateFloats(m * frames)
+        for k in 0..<(n * frames) { inputBlock[k] = Float.random(in: -1...1, using: &rng) }
+        ins = .allocate(capacity: n)
+        outs = .allocate(capacity: m)
+        for i in 0..<n { ins[i] = UnsafePointer(inputBlock + i * frames) }
+        for j in 0..<m { outs[j] = outputBlock + j * frames }
+    }
+
+    deinit {
+        freeFloats(inputBlock)
+        freeFloats(outputBlock)
+        ins.deallocate()
+        outs.deallocate()
+    }
+
+    /// `engine`'s renderer over these blocks.
+    func render(_ engine: MatrixMixer) -> CrosspointRender {
+        CrosspointRender(renderer: engine.renderer, frames: frames,
+                         inputs: UnsafeBufferPointer(start: ins, count: inputs), outputs: UnsafeBufferPointer(start: outs, count: outputs))
+    }
+}
+
+/// Times three workloads in batches of `blocks`, interleaved (a, b, c, then c, b, a), so that
+/// all three see the same machine; `before` runs ahead of each batch k, given c (a change to
+/// make and to let c take). Per batch: each one's time a block, and b's and c's over a's.
+func timeInterleaved<A: Workload, B: Workload, C: Workload>(
+    _ a: inout A, _ b: inout B, _ c: inout C, batches: Int, blocks: Int, before: (Int, inout C) -> Void = { _, _ in }
+) -> (a: [Double], b: [Double], c: [Double], bOverA: [Double], cOverA: [Double]) {
+    var ta: [Double] = [], tb: [Double] = [], tc: [Double] = [], rb: [Double] = [], rc: [Double] = []
+    for k in 0..<batches {
+        before(k, &c)
+        let x: Double, y: Double, z: Double
+        if k % 2 == 0 {
+            x = Double(timeBatch(&a, iterations: blocks)); y = Double(timeBatch(&b, iterations: blocks))
+            z = Double(timeBatch(&c, iterations: blocks))
+        } else {
+            z = Double(timeBatch(&c, iterations: blocks)); y = Double(timeBatch(&b, iterations: blocks))
+            x = Double(timeBatch(&a, iterations: blocks))
+        }
+        ta.append(x / Double(blocks)); tb.append(y / Double(blocks)); tc.append(z / Double(blocks))
+        rb.append(y / x); rc.append(z / x)
+    }
+    return (ta, tb, tc, rb, rc)
 }
