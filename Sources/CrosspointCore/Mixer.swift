@@ -39,6 +39,12 @@ public struct Mixer: Equatable, Sendable {
     public internal(set) var targets: [OutputTarget] = []
     /// Ducking rules: inputs whose level lowers other inputs or outputs (`duck`; DuckingRule.swift).
     public internal(set) var ducking: [DuckingRule] = []
+    /// Scenes, recall safes and the morph fader (`scenes`, `scene.safe`, `scene.morph.between`,
+    /// `scene.morph`; Scene.swift, Scenes.swift).
+    public internal(set) var scenes: [Scene] = []
+    public internal(set) var sceneSafes: [String] = []
+    public internal(set) var morphScenes: [String] = []
+    public internal(set) var morphPosition = 0.0
     /// The delay of each output in milliseconds, 0 to 1000 (`delay.out.<out>`; OutputDelay.swift).
     public internal(set) var outputDelays: [Double]
 
@@ -274,7 +280,7 @@ public struct Mixer: Equatable, Sendable {
     }
 
     /// An ASCII letter or digit, as a UTF-8 byte.
-    private static func isASCIILetterOrDigit(_ byte: UInt8) -> Bool {
+    static func isASCIILetterOrDigit(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
     }
 

@@ -25,9 +25,10 @@ public struct ParameterFamily: Sendable, Equatable {
 
     public enum Access: Sendable { case readWrite, writeOnly }
 
-    /// What a float key's number means: a linear gain (the command line also takes dB), or a
-    /// time in milliseconds (the command line also takes `10ms`).
-    public enum Unit: Sendable { case gain, milliseconds }
+    /// What a float key's number means: a linear gain (the command line also takes dB), a
+    /// time in milliseconds (the command line also takes `10ms`), or a position from 0 to 1
+    /// (`scene.morph`).
+    public enum Unit: Sendable { case gain, milliseconds, fraction }
     public let unit: Unit
 
     /// How presets and the state file carry the key (Preset.swift), under its pattern without
@@ -96,7 +97,8 @@ public struct ParameterFamily: Sendable, Equatable {
 /// ARCHITECTURE.md, "Adding a key".
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute, outputDelay
-    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, targets, ducking, levelsWatch
+    case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, targets, ducking
+    case scenes, sceneSafe, morphScenes, morph, sceneRecall, levelsWatch
 
     public var family: ParameterFamily {
         switch self {
@@ -172,6 +174,30 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
                   carried: .leftAlone(group: DuckingRule.key), midiMappable: false,
                   rangeNote: "0 to \(DuckingRule.limit) rules; depth -60 to 0 dB (default -12), threshold -90 to 0 dBFS (-40), knee 0 to 40 dB (0), attack 0 to 5000 ms (20), hold and release 0 to 10000 ms (300, 600)",
                   defaultNote: "none")
+        case .scenes:
+            .init(pattern: Scene.key, type: .names, defaultValue: 0, range: 0...Double(Scene.limit),
+                  summary: "Scenes, one string each: NAME in=CHANNELS out=CHANNELS [mute] [KEY=VALUE ...], the gains, mutes, matrix and delays of a mix (README: Scenes); crosspoint scene store writes them",
+                  carried: .leftAlone(group: Scene.key), midiMappable: false,
+                  rangeNote: "0 to \(Scene.limit) scenes; a key absent from a scene is at its default",
+                  defaultNote: "none")
+        case .sceneSafe:
+            .init(pattern: "scene.safe", type: .names, defaultValue: 0, range: 0...Double(Mixer.sceneSafeLimit),
+                  summary: "Recall safes: keys a scene recall or morph leaves as they are, e.g. [ gain.in.mic gain.master ]",
+                  carried: .leftAlone(group: Scene.key), midiMappable: false,
+                  rangeNote: "0 to \(Mixer.sceneSafeLimit) keys of gains, mutes, cross-points or delays", defaultNote: "none")
+        case .morphScenes:
+            .init(pattern: "scene.morph.between", type: .names, defaultValue: 0, range: 0...2,
+                  summary: "The two scenes scene.morph fades between, e.g. [ soundcheck show ]",
+                  carried: .leftAlone(group: Scene.key), midiMappable: false,
+                  rangeNote: "none, or two scenes of the same channels", defaultNote: "none")
+        case .morph:
+            .init(pattern: "scene.morph", type: .float, defaultValue: 0, range: 0...1,
+                  summary: "The morph fader: 0 is the first scene of scene.morph.between, 1 the second; in between every gain is on its way (in dB, equal power where one end is silent); safes stay",
+                  unit: .fraction, carried: .no)
+        case .sceneRecall:
+            .init(pattern: SceneRecall.key, type: .names, defaultValue: 0, range: 1...2,
+                  summary: "A request, not a setting (not in Props): the node moves to the scene over the time given, every gain along its curve; a change made meanwhile to a key takes it out of the move",
+                  access: .writeOnly, rangeNote: "[ NAME ] (at the ramp) or [ NAME TIME ], TIME 0 to 60 s (10s, 2500ms)")
         case .levelsWatch:
             .init(pattern: LevelWatch.key, type: .intArray, defaultValue: 0, range: 0...Double(Int32.max),
                   summary: "A request, not a setting (not in Props): the node publishes its levels in the node property crosspoint.levels every interval ms (at least 33) for 4 s; renew it to keep them coming, interval 0 stops",
@@ -386,6 +412,11 @@ extension Mixer {
         case .devices: .names(devices.map(\.text))
         case .targets: .names(targets.map(\.text))
         case .ducking: .names(ducking.map(\.text))
+        case .scenes: .names(scenes.map(\.text))
+        case .sceneSafe: .names(sceneSafes)
+        case .morphScenes: .names(morphScenes)
+        case .morph: .number(morphPosition)
+        case .sceneRecall: .names([])  // write-only: nothing to read back
         case .levelsWatch: .ints([])  // write-only: nothing to read back
         }
     }
@@ -421,6 +452,24 @@ extension Mixer {
         case (.ducking, .ints([])): try setDucking([])
         case (.ducking, _):
             throw .invalidValue(key: key, reason: "expects a list of rules like [ \"mic lowers=music_FL,music_FR depth=-15\" ], got \(value)")
+        case let (.scenes, .names(texts)): try setScenes(texts)
+        case (.scenes, .ints([])): try setScenes([])
+        case (.scenes, _):
+            throw .invalidValue(key: key, reason: "expects a list of scenes like [ \"show in=FL,FR out=FL,FR gain.in.FL=0.5\" ], got \(value)")
+        case let (.sceneSafe, .names(keys)): try setSceneSafes(keys)
+        case (.sceneSafe, .ints([])): try setSceneSafes([])
+        case (.sceneSafe, _):
+            throw .invalidValue(key: key, reason: "expects a list of keys like [ gain.in.mic gain.master ], got \(value)")
+        case let (.morphScenes, .names(names)): try setMorphScenes(names)
+        case (.morphScenes, .ints([])): try setMorphScenes([])
+        case (.morphScenes, _):
+            throw .invalidValue(key: key, reason: "expects two scene names like [ soundcheck show ], got \(value)")
+        case let (.morph, .number(v)): try setMorph(v)
+        case (.sceneRecall, _):
+            let request = try SceneRecall(value)
+            guard scene(named: request.name) != nil else {
+                throw .invalidValue(key: key, reason: "there is no scene '\(request.name)'" + (scenes.isEmpty ? " (the node has none)" : " (it has \(scenes.map(\.name).joinedBytes(separator: ", ")))"))
+            }
         case (.targets, _):
             throw .invalidValue(key: key, reason: "expects a list of targets like [ \"default outputs=FL,FR\" ], got \(value)")
         case (.devices, _):
@@ -467,7 +516,7 @@ extension Parameter {
         .array(families.filter { $0.access == .readWrite }.map { f in
             .object([("key", .string(f.pattern)), ("type", .string(f.type.rawValue)), ("default", .number(f.defaultValue)),
                      ("min", .number(f.range.lowerBound)), ("max", .number(f.range.upperBound)),
-                     ("unit", f.type != .float ? .null : .string(f.unit == .gain ? "gain" : "ms")), ("meaning", .string(f.summary))])
+                     ("unit", f.type != .float ? .null : .string(f.unit == .gain ? "gain" : f.unit == .milliseconds ? "ms" : "fraction")), ("meaning", .string(f.summary))])
         })
     }
 

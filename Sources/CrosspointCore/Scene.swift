@@ -1,83 +1,222 @@
 /// A scene (issue 31): a named snapshot of a mix, the keys whose family's `scene` role says so
 /// (gains, mutes, the matrix, output delays) and the master mute; not the ports, devices,
-/// targets, MIDI or the ramp. Its values are kept under their keys with the node's channel
-/// names (`gain.in.FL`, `matrix.FL.MONO`), so that a scene recalled on a node of another shape
-/// applies where the names match and reports the rest.
+/// targets, MIDI, rules or the ramp. A key of the table given a scene role is in every scene
+/// without more code.
 ///
-/// What a recall or a morph does between two scenes is `Mixer.morphed(from:to:at:keeping:)`:
-/// pure, one call per step; the node moving over seconds is built on it, not here.
+/// A scene keeps the channel names of the node it was taken on, so that a scene recalled on a
+/// node of another shape applies where the names match and reports the rest
+/// (`unmatched(on:)`). What a recall or a morph does between two scenes is `SceneMorph`.
+///
+/// Part of the `Mixer` (the `scenes` key of the table: Scenes.swift), one line of text each:
+///
+///     NAME in=CHANNEL,CHANNEL out=CHANNEL,CHANNEL [mute] [KEY=VALUE ...]
+///
+///     show in=FL,FR out=FL,FR gain.in.FL=0.5 matrix.FL.FR=0.25 mute.out.FR=true
+///
+/// Keys are written with the scene's own channel names, and only where the value is not the
+/// family's default (a gain 1, a cross-point 0, a mute off, a delay 0): a dense 64x64 matrix is
+/// 4,096 words, a straight one 64. `mute` is the master mute.
 public struct Scene: Equatable, Sendable {
-    public var name: String
-    /// Each scene key's value by its named key, in the table's order.
-    public var values: [(key: String, value: ParameterValue)]
-    public var masterMute: Bool
+    /// The key of the scene list, and what its errors are reported under.
+    public static let key = "scenes"
+    /// At most this many scenes a node.
+    public static let limit = 32
+    /// The longest scene name.
+    public static let nameLimit = 63
+    /// The longest line of one scene: a dense 256 x 256 matrix, written, is about 2 MB.
+    public static let textLimit = 4 << 20
+    /// The kinds a scene holds, in the table's order.
+    public static let kinds: [ParameterKind] = ParameterKind.allCases.filter { $0.family.scene != .no }
 
-    public static func == (a: Scene, b: Scene) -> Bool {
-        a.name == b.name && a.masterMute == b.masterMute
-            && a.values.map(\.key) == b.values.map(\.key) && a.values.map(\.value) == b.values.map(\.value)
-    }
+    public var name: String
+    /// The channel names of the node the scene was taken on.
+    public var inputs: [String]
+    public var outputs: [String]
+    public var masterMute: Bool
+    /// Each kind's values (`kinds` order), each in the order `Parameter.all(of:for:)` walks a
+    /// mixer of these channels (`index(of:input:output:)`).
+    public var values: [[ParameterValue]]
 
     /// The scene of `mixer` as it is now.
     public init(name: String, of mixer: Mixer) {
         self.name = name
+        inputs = mixer.inputChannels
+        outputs = mixer.outputChannels
         masterMute = mixer.masterMute
-        values = ParameterKind.allCases.filter { $0.family.scene != .no }.flatMap { kind in
-            Parameter.all(of: kind, for: mixer).map { (key: $0.name(in: mixer), value: mixer.value(of: $0)) }
-        }
+        values = Scene.kinds.map { kind in Parameter.all(of: kind, for: mixer).map { mixer.value(of: $0) } }
     }
 
-    /// The scene's keys as keys of `mixer` (by channel name), and the names `mixer` has no
-    /// channel for (a scene of another node, or of this one before its channels changed).
-    public func resolved(on mixer: Mixer) -> (values: [Parameter: ParameterValue], unmatched: [String]) {
-        var resolved: [Parameter: ParameterValue] = [:], unmatched: [String] = []
-        for (key, value) in values {
-            if let p = try? Parameter(key: key, in: mixer) { resolved[p] = value } else { unmatched.append(key) }
-        }
-        return (resolved, unmatched)
+    /// Where the value of `kind` for channels `input` and `output` (indices into the scene's
+    /// own lists; ignored where the pattern has no such placeholder) is in its list.
+    public func index(of kind: ParameterKind, input: Int, output: Int) -> Int {
+        let family = kind.family
+        return (family.hasInput ? input : 0) * (family.hasOutput ? outputs.count : 1) + (family.hasOutput ? output : 0)
     }
-}
 
-extension Mixer {
-    /// The mix `t` of the way (0...1) from scene `a` to scene `b`, this mixer otherwise: every
-    /// key either scene holds moves by its role (gains along `GainCurve`, a mute through the
-    /// gain it mutes, a delay half-way), keys in `keeping` (a recall's safes) stay as this
-    /// mixer has them (a mute moves only with its gain: keeping a gain keeps its mute too; the
-    /// master mute goes with `gain.master`), and keys only one scene names for this mixer's
-    /// channels are left alone.
-    /// At `t >= 1` the scene's keys are exactly `b`'s; at `t <= 0` exactly `a`'s. A gain a mute
-    /// silences on one side fades through zero instead of jumping: while moving, the mute is off
-    /// and the gain carries it; it is set at the end (muted on both sides, it stays muted).
-    public func morphed(from a: Scene, to b: Scene, at t: Double, keeping: Set<Parameter> = []) throws(CrosspointError) -> Mixer {
-        let from = a.resolved(on: self).values, to = b.resolved(on: self).values
-        var next = self
-        func number(_ v: ParameterValue?) -> Double? { if case let .number(x)? = v { x } else { nil } }
-        func flag(_ v: ParameterValue?) -> Bool? { if case let .bool(x)? = v { x } else { nil } }
-        for (p, target) in to where !keeping.contains(p) {
-            guard let start = from[p] else { continue }
-            switch p.kind.family.scene {
-            case .no, .mute:
-                continue  // a mute moves with its gain
-            case .halfWay:
-                try next.set(p, to: t < 0.5 ? start : target)
-            case let .gain(mutedBy):
-                guard let x = number(start), let y = number(target) else { continue }
-                var mutedA = false, mutedB = false
-                var mute: Parameter?
-                if let kind = mutedBy {
-                    let m = Parameter(kind, input: p.input, output: p.output)
-                    if !keeping.contains(m), let ma = flag(from[m]), let mb = flag(to[m]) { (mutedA, mutedB, mute) = (ma, mb, m) }
-                } else if p.kind == .masterGain {  // the master mute is PipeWire's `mute`, kept with it
-                    (mutedA, mutedB) = (a.masterMute, b.masterMute)
+    /// The scene's value of one key, by its channels' indices in the scene.
+    public func value(of kind: ParameterKind, input: Int = 0, output: Int = 0) -> ParameterValue? {
+        guard let k = Scene.kinds.firstIndex(of: kind) else { return nil }
+        let at = index(of: kind, input: input, output: output)
+        return values[k].indices.contains(at) ? values[k][at] : nil
+    }
+
+    /// The scene's channels that `mixer` has no channel of that name for (a scene of another
+    /// node, or of this one before its channels changed): a recall leaves those be.
+    public func unmatched(on mixer: Mixer) -> (inputs: [String], outputs: [String]) {
+        let ins = mixer.inputChannels.elementSet, outs = mixer.outputChannels.elementSet
+        return (inputs.filter { !ins.contains($0) }, outputs.filter { !outs.contains($0) })
+    }
+
+    /// Whether two scenes were taken on nodes of the same channels (a morph needs that).
+    public func hasShape(of other: Scene) -> Bool { inputs == other.inputs && outputs == other.outputs }
+
+    /// Words of a scene's unmatched channels for a report: `inputs MIC, AUX3; output SUB`.
+    public static func describe(unmatched: (inputs: [String], outputs: [String])) -> String {
+        var parts: [String] = []
+        if !unmatched.inputs.isEmpty {
+            parts.append((unmatched.inputs.count == 1 ? "input " : "inputs ") + unmatched.inputs.joinedBytes(separator: ", "))
+        }
+        if !unmatched.outputs.isEmpty {
+            parts.append((unmatched.outputs.count == 1 ? "output " : "outputs ") + unmatched.outputs.joinedBytes(separator: ", "))
+        }
+        return parts.joinedBytes(separator: "; ")
+    }
+
+    // MARK: Text
+
+    /// The scene's line, as `init(text:)` reads it.
+    public var text: String {
+        var words = [name, "in=" + inputs.joinedBytes(separator: ","), "out=" + outputs.joinedBytes(separator: ",")]
+        if masterMute { words.append("mute") }
+        for (k, kind) in Scene.kinds.enumerated() {
+            let family = kind.family, def = family.defaultParameterValue
+            for i in family.hasInput ? 0..<inputs.count : 0..<1 {
+                for j in family.hasOutput ? 0..<outputs.count : 0..<1 {
+                    let v = values[k][index(of: kind, input: i, output: j)]
+                    guard v != def else { continue }
+                    let key = family.key(input: family.hasInput ? inputs[i] : "", output: family.hasOutput ? outputs[j] : "")
+                    switch v {
+                    case let .number(x): words.append(key + "=" + Gain.format(x))
+                    case let .bool(b): words.append(key + "=" + (b ? "true" : "false"))
+                    default: continue
+                    }
                 }
-                let bothMuted = mutedA && mutedB
-                let gain: Double = t <= 0 ? x : t >= 1 ? y
-                    : bothMuted ? Double(GainCurve.gain(from: Float(x), to: Float(y), at: t))
-                    : Double(GainCurve.gain(from: mutedA ? 0 : Float(x), to: mutedB ? 0 : Float(y), at: t))
-                try next.set(p, to: .number(gain))
-                let muted = t <= 0 ? mutedA : t >= 1 ? mutedB : bothMuted
-                if let mute { try next.set(mute, to: .bool(muted)) } else if p.kind == .masterGain { next.setMasterMute(muted) }
             }
         }
-        return next
+        return words.joinedBytes(separator: " ")
+    }
+
+    static let usage = "write NAME in=CHANNEL,CHANNEL out=CHANNEL,CHANNEL [mute] [KEY=VALUE ...], e.g. 'show in=FL,FR out=FL,FR gain.in.FL=0.5'"
+
+    /// Reads a scene's line. Cut by bytes, never by Characters.
+    public init(text: String) throws(CrosspointError) {
+        func fail(_ reason: String) -> CrosspointError { .invalidValue(key: Scene.key, reason: reason) }
+        guard text.utf8.count <= Scene.textLimit else { throw fail("a scene of \(text.utf8.count) bytes; at most \(Scene.textLimit)") }
+        let words = text.utf8.split(omittingEmptySubsequences: true, whereSeparator: { $0 == 0x20 || $0 == 0x09 })
+        guard let first = words.first else { throw fail("an empty scene: \(Scene.usage)") }
+        name = String(decoding: first, as: UTF8.self)
+        try Scene.checkName(name)
+        let label = "scene '\(name)'"
+        var ins: [String]?, outs: [String]?
+        for word in words.dropFirst() {
+            if word.starts(with: "in=".utf8) {
+                guard ins == nil else { throw fail("\(label): in= is given twice") }
+                ins = try Scene.channels(word.dropFirst(3), what: "input", scene: label)
+            } else if word.starts(with: "out=".utf8) {
+                guard outs == nil else { throw fail("\(label): out= is given twice") }
+                outs = try Scene.channels(word.dropFirst(4), what: "output", scene: label)
+            }
+        }
+        guard let ins, let outs else { throw fail("\(label) gives no in= or out= (its channels): \(Scene.usage)") }
+        inputs = ins
+        outputs = outs
+        masterMute = false
+        var inIndex: [Substring: Int] = [:], outIndex: [Substring: Int] = [:]
+        for (i, n) in ins.enumerated() { inIndex[Substring(n)] = i }
+        for (j, n) in outs.enumerated() { outIndex[Substring(n)] = j }
+        values = Scene.kinds.map { kind in
+            let family = kind.family
+            let count = (family.hasInput ? ins.count : 1) * (family.hasOutput ? outs.count : 1)
+            return [ParameterValue](repeating: family.defaultParameterValue, count: count)
+        }
+        var given = Set<Int>()
+        let patterns = Scene.kinds.map { $0.family.pattern.utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) }
+        for word in words.dropFirst() {
+            if word.starts(with: "in=".utf8) || word.starts(with: "out=".utf8) { continue }
+            let shown = String(decoding: word.prefix(80), as: UTF8.self)
+            if word.elementsEqual("mute".utf8) {
+                masterMute = true
+                continue
+            }
+            guard let eq = word.firstIndex(of: UInt8(ascii: "=")) else {
+                throw fail("\(label): '\(shown)' is not KEY=VALUE: \(Scene.usage)")
+            }
+            let keyBytes = word[word.startIndex..<eq], valueBytes = word[word.index(after: eq)...]
+            let parts = keyBytes.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            var found: (k: Int, at: Int)?
+            for (k, pattern) in patterns.enumerated() where pattern.count == parts.count {
+                var input = 0, output = 0, matches = true
+                for (p, part) in zip(pattern, parts) {
+                    if p.elementsEqual("<in>".utf8) {
+                        guard let i = inIndex[Substring(decoding: part, as: UTF8.self)] else {
+                            throw fail("\(label): '\(shown)' names an input the scene's in= does not list")
+                        }
+                        input = i
+                    } else if p.elementsEqual("<out>".utf8) {
+                        guard let j = outIndex[Substring(decoding: part, as: UTF8.self)] else {
+                            throw fail("\(label): '\(shown)' names an output the scene's out= does not list")
+                        }
+                        output = j
+                    } else if !p.elementsEqual(part) {
+                        matches = false
+                        break
+                    }
+                }
+                if matches {
+                    found = (k, index(of: Scene.kinds[k], input: input, output: output))
+                    break
+                }
+            }
+            guard let (k, at) = found else {
+                throw fail("\(label): '\(shown)' is not a key a scene holds (gains, mutes, the matrix, delays)")
+            }
+            guard given.insert(k << 32 | at).inserted else { throw fail("\(label): '\(shown)' is given twice") }
+            let family = Scene.kinds[k].family
+            let valueText = String(decoding: valueBytes.prefix(32), as: UTF8.self)
+            switch family.type {
+            case .bool:
+                if valueBytes.elementsEqual("true".utf8) { values[k][at] = .bool(true) }
+                else if valueBytes.elementsEqual("false".utf8) { values[k][at] = .bool(false) }
+                else { throw fail("\(label): '\(shown)': \(valueText) is not true or false") }
+            default:
+                guard valueBytes.count <= 32, let x = Double(Substring(decoding: valueBytes, as: UTF8.self)), x.isFinite else {
+                    throw fail("\(label): '\(shown)': \(valueText) is not a number")
+                }
+                guard family.range.contains(x) else {
+                    throw fail("\(label): '\(shown)' is outside \(Gain.format(family.range.lowerBound)) to \(Gain.format(family.range.upperBound))")
+                }
+                // Gains are Floats in the mixer: kept as the mixer would keep them.
+                values[k][at] = .number(family.unit == .gain ? Double(Float(x)) : x)
+            }
+        }
+    }
+
+    /// A scene's name: 1 to 63 ASCII letters, digits, `_`, `-` or `.`.
+    public static func checkName(_ name: String) throws(CrosspointError) {
+        guard !name.isEmpty, name.utf8.count <= nameLimit,
+              name.utf8.allSatisfy({ Mixer.isASCIILetterOrDigit($0) || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+        else {
+            throw .invalidValue(key: key, reason: "'\(name.prefix(80))' is not a scene name: 1 to \(nameLimit) ASCII letters, digits, _, - or .")
+        }
+    }
+
+    private static func channels(_ list: Substring.UTF8View.SubSequence, what: String, scene: String) throws(CrosspointError) -> [String] {
+        let names = list.split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        do {
+            try Mixer.checkChannels(names, count: names.count, what: what)
+        } catch {
+            throw .invalidValue(key: key, reason: "\(scene): \(error.description)")
+        }
+        return names
     }
 }

@@ -90,7 +90,7 @@ struct ParametersTests {
     func everyKeyRoundTrips(inputs: Int, outputs: Int) throws {
         let mixer = try makeMixer(inputs, outputs)
         let all = Parameter.all(for: mixer)
-        #expect(all.count == 1 + 2 * inputs + 3 * outputs + inputs * outputs + 13)
+        #expect(all.count == 1 + 2 * inputs + 3 * outputs + inputs * outputs + 18)
         #expect(Set(all).count == all.count, "no key twice")
         #expect(Set(all.map(\.key)).count == all.count, "no key string twice")
         for parameter in all {
@@ -140,19 +140,26 @@ struct ParametersTests {
             case .devices: "devices"
             case .targets: "targets"
             case .ducking: "duck"
+            case .scenes: "scenes"
+            case .sceneSafe: "scene.safe"
+            case .morphScenes: "scene.morph.between"
+            case .morph: "scene.morph"
+            case .sceneRecall: "scene.recall"
             case .levelsWatch: "levels.watch"
             }
             #expect(parameter.key == expected)
             #expect(try Parameter(key: expected, in: mixer) == parameter, "\(expected) parses back")
         }
-        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 3 + 13)
+        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 3 + 18)
         #expect(lastFamily == Parameter.families.count - 1, "every family appears")
     }
 
     @Test("Each family has the right type, default and range")
     func familiesDescribeThemselves() {
         let byPattern = Dictionary(uniqueKeysWithValues: Parameter.families.map { ($0.pattern, $0) })
-        #expect(Parameter.families.count == 20)
+        #expect(Parameter.families.count == 25)
+        #expect(byPattern["scene.morph"]?.unit == .fraction && byPattern["scene.morph"]?.carried == .no && byPattern["scene.morph"]?.midiMappable == true)
+        #expect(byPattern["scene.recall"]?.access == .writeOnly && byPattern["scenes"]?.midiMappable == false)
         #expect(byPattern["duck"]?.type == .names && byPattern["duck"]?.defaultNote == "none")
         #expect(byPattern["midi"]?.type == .bool && byPattern["midi"]?.defaultValue == 0)
         #expect(byPattern["midi.map"]?.type == .names && byPattern["midi.map"]?.defaultNote == "none")

@@ -171,6 +171,10 @@ struct PresetTableTests {
         try mixer.set(Parameter(.devices), to: .names(["sink game position=FL,FR description=Game"]))
         try mixer.set(Parameter(.targets), to: .names(["default outputs=W,X"]))
         try mixer.set(Parameter(.ducking), to: .names(["A lowers=B,out:W depth=-15 release=1s"]))
+        try mixer.set(Parameter(.scenes), to: .names(["show in=A,B out=W gain.in.A=0.5 matrix.B.W=0.25 mute.out.W=true",
+                                                       "soundcheck in=A,B out=W mute delay.out.W=20"]))
+        try mixer.set(Parameter(.sceneSafe), to: .names(["gain.in.C", "gain.master"]))
+        try mixer.set(Parameter(.morphScenes), to: .names(["show", "soundcheck"]))
         for p in Parameter.all(for: mixer) where ![.no, .shape].contains(p.kind.family.carried) {
             let family = p.kind.family
             switch family.type {

@@ -18,11 +18,10 @@ import Testing
         var m = try Self.stereo()
         try m.setRamp(milliseconds: 40)
         let scene = Scene(name: "a", of: m)
-        let keys = scene.values.map(\.key)
-        #expect(keys.contains("gain.master") && keys.contains("gain.in.FL") && keys.contains("mute.out.FR")
-                && keys.contains("matrix.FR.FL") && keys.contains("delay.out.FL"), "\(keys)")
-        #expect(!keys.contains { $0.hasPrefix("ramp") || $0.hasPrefix("inputs") || $0.hasPrefix("devices") || $0.hasPrefix("midi") }, "\(keys)")
-        #expect(keys.count == 1 + 2 + 2 + 4 + 2 + 2 + 2)
+        #expect(Scene.kinds == [.masterGain, .inputGain, .outputGain, .crosspoint, .inputMute, .outputMute, .outputDelay])
+        let counts: [Int] = scene.values.map(\.count)
+        #expect(counts == [1, 2, 2, 4, 2, 2, 2])
+        #expect(scene.inputs == ["FL", "FR"] && scene.outputs == ["FL", "FR"])
     }
 
     @Test func aMorphEndsExactlyOnEachSceneAndMovesGainsAlongTheCurve() throws {
@@ -83,9 +82,127 @@ import Testing
         try wide.setInputGain(1, 0.25)
         let scene = Scene(name: "wide", of: wide)
         let m = try Self.stereo()
-        let resolved = scene.resolved(on: m)
-        #expect(resolved.unmatched.contains("gain.in.MIC") && resolved.unmatched.contains("matrix.MIC.FL"), "\(resolved.unmatched)")
+        let unmatched = scene.unmatched(on: m)
+        #expect(unmatched.inputs == ["MIC"] && unmatched.outputs.isEmpty)
+        #expect(Scene.describe(unmatched: unmatched) == "input MIC")
         let recalled = try m.morphed(from: Scene(name: "now", of: m), to: scene, at: 1)
         #expect(recalled.inputGains == [1, 0.25])
+    }
+
+    // MARK: Scenes as keys of the node (scenes, scene.safe, scene.morph.between, scene.morph, scene.recall)
+
+    @Test func aSceneLineReadsBackExactlyAndWritesOnlyWhatIsNotAtItsDefault() throws {
+        var m = try Self.stereo()
+        try m.setInputGain(0, 0.3)
+        try m.setCrosspoint(input: 0, output: 1, gain: -0.123456789)
+        try m.setOutputMute(1, true)
+        try m.setOutputDelay(0, milliseconds: 12.5)
+        m.setMasterMute(true)
+        let scene = Scene(name: "show", of: m)
+        #expect(scene.text == "show in=FL,FR out=FL,FR mute gain.in.FL=0.3 matrix.FL.FL=1 matrix.FL.FR=-0.12345679 matrix.FR.FR=1 mute.out.FR=true delay.out.FL=12.5")
+        let back = try Scene(text: scene.text)
+        #expect(back == scene)
+        // Recalled, it gives the mixer exactly the values it was taken from.
+        var other = try Self.stereo()
+        try other.setScenes([scene.text])
+        try other.recall("show")
+        #expect(Scene(name: "show", of: other) == scene)
+        #expect(other.crosspoint(input: 0, output: 1) == m.crosspoint(input: 0, output: 1))
+    }
+
+    @Test func badSceneLinesAreRefusedByWhatIsWrong() throws {
+        func refusal(_ text: String) -> String {
+            do { _ = try Scene(text: text); return "accepted" } catch { return error.description }
+        }
+        #expect(refusal("") .contains("empty scene"))
+        #expect(refusal("a b in=FL out=FL").contains("'b' is not KEY=VALUE"))
+        #expect(refusal("sh/ow in=FL out=FL").contains("not a scene name"))
+        #expect(refusal("show out=FL").contains("gives no in= or out="))
+        #expect(refusal("show in=FL,FL out=FL").contains("appears twice"))
+        #expect(refusal("show in=FL out=FL in=FR").contains("in= is given twice"))
+        #expect(refusal("show in=FL out=FL gain.in.MIC=1").contains("names an input the scene's in= does not list"))
+        #expect(refusal("show in=FL out=FL ramp.ms=5").contains("not a key a scene holds"))
+        #expect(refusal("show in=FL out=FL gain.in.FL=11").contains("outside -10 to 10"))
+        #expect(refusal("show in=FL out=FL gain.in.FL=nan").contains("is not a number"))
+        #expect(refusal("show in=FL out=FL mute.in.FL=maybe").contains("not true or false"))
+        #expect(refusal("show in=FL out=FL gain.in.FL=1 gain.in.FL=0.5").contains("given twice"))
+        var m = try Self.stereo()
+        let before = m
+        #expect(throws: CrosspointError.self) { try m.setScenes(["a in=FL out=FL", "a in=FR out=FR"]) }
+        #expect(throws: CrosspointError.self) { try m.setScenes((0...Scene.limit).map { "s\($0) in=FL out=FL" }) }
+        #expect(throws: CrosspointError.self) { try m.setSceneSafes(["ramp.ms"]) }
+        #expect(throws: CrosspointError.self) { try m.setMorphScenes(["a", "b"]) }  // no such scenes
+        #expect(throws: CrosspointError.self) { try m.setMorph(0.5) }  // nothing to morph between
+        try m.setMorph(0)  // where the fader is: nothing moves
+        #expect(m == before, "nothing changed")
+    }
+
+    @Test func theMorphFaderMovesBetweenTwoScenesAndLeavesTheSafes() throws {
+        var m = try Self.stereo()
+        let soundcheck = Scene(name: "soundcheck", of: m)
+        var show = m
+        try show.setInputGain(0, 0.1)
+        try show.setInputGain(1, 0.5)
+        try show.setMasterGain(0.5)
+        try m.setScenes([soundcheck.text, Scene(name: "show", of: show).text])
+        try m.setSceneSafes(["gain.in.FR"])
+        try m.setMorphScenes(["soundcheck", "show"])
+        try m.setInputGain(1, 0.8)  // the presenter's microphone, set by hand
+        try m.set(Parameter(.morph), to: .number(0.5))
+        #expect(m.morphPosition == 0.5 && m.value(of: Parameter(.morph)) == .number(0.5))
+        #expect(abs(Double(m.inputGains[0]) - 0.1.squareRoot()) < 1e-6, "half-way in dB")
+        #expect(m.inputGains[1] == 0.8, "a safe stays")
+        try m.setMorph(1)
+        #expect(m.inputGains[0] == 0.1 && m.masterGain == 0.5 && m.inputGains[1] == 0.8)
+        try m.setMorph(0)
+        #expect(m.inputGains[0] == 1 && m.masterGain == 1)
+        // A scene of other channels cannot be an end of the fader.
+        let wide = try Mixer(inputs: 3, outputs: 2, inputChannels: ["FL", "FR", "MIC"], outputChannels: ["FL", "FR"])
+        try m.setScenes(m.scenes.map(\.text) + [Scene(name: "wide", of: wide).text])
+        #expect(throws: CrosspointError.self) { try m.setMorphScenes(["show", "wide"]) }
+        do {
+            try m.setMorphScenes(["show", "wide"])
+        } catch {
+            #expect(error.description.contains("different shapes"), "\(error)")
+        }
+    }
+
+    @Test func aRecallRequestNamesAScene_AndATimeUpToAMinute() throws {
+        #expect(try SceneRecall(.names(["show"])) == SceneRecall(name: "show"))
+        #expect(try SceneRecall(.names(["show", "10s"])).milliseconds == 10_000)
+        #expect(try SceneRecall(.names(["show", "2500ms"])).milliseconds == 2500)
+        #expect(try SceneRecall(.names(["show", "2500"])).milliseconds == 2500)
+        #expect(try SceneRecall(.names(["show", "0.5s"])).milliseconds == 500)
+        #expect(throws: CrosspointError.self) { try SceneRecall(.names(["show", "61s"])) }
+        #expect(throws: CrosspointError.self) { try SceneRecall(.names(["show", "soon"])) }
+        #expect(throws: CrosspointError.self) { try SceneRecall(.names([])) }
+        #expect(throws: CrosspointError.self) { try SceneRecall(.ints([1])) }
+        // A client checking the request against the node's mixer learns of a missing scene.
+        var m = try Self.stereo()
+        do {
+            try m.set(Parameter(.sceneRecall), to: .names(["nowhere"]))
+            Issue.record("accepted a missing scene")
+        } catch {
+            #expect(error.description.contains("no scene 'nowhere'"), "\(error)")
+        }
+        try m.setScenes(["here in=FL,FR out=FL,FR"])
+        try m.set(Parameter(.sceneRecall), to: .names(["here", "1s"]))
+    }
+
+    @Test func aMorphLeavesTheKeysSomeoneElseMoved() throws {
+        let m = try Self.stereo()
+        var target = m
+        try target.setInputGain(0, 0.1)
+        try target.setInputGain(1, 0.1)
+        let morph = SceneMorph(from: Scene(name: "", of: m), to: Scene(name: "t", of: target), on: m)
+        var step = m
+        try morph.apply(at: 0.5, to: &step)
+        var touched = step
+        try touched.setInputGain(1, 0.9)
+        let moved = morph.moved(between: step, and: touched)
+        #expect(moved == [.inputGain(1)])
+        var end = touched
+        try morph.leaving(moved).apply(at: 1, to: &end)
+        #expect(end.inputGains == [0.1, 0.9])
     }
 }
