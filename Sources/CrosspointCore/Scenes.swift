@@ -65,14 +65,13 @@ extension Mixer {
 
     /// Moves the morph fader to `position` (0: the first scene of `scene.morph.between`, 1: the
     /// second): every key of the scenes not in the safes is set to where it is that far along
-    /// the way, and glides there over the ramp like any change. The position the fader is at
-    /// already moves nothing (Props sent back as read, a controller repeating itself): keys
-    /// changed by hand since stay.
+    /// the way, and glides there over the ramp like any change. With no scenes to move between,
+    /// the position it reads (0) is taken as it is, and any other refused.
     public mutating func setMorph(_ position: Double) throws(CrosspointError) {
         let key = "scene.morph"
         guard position.isFinite else { throw .notFinite(key: key, value: position) }
         guard (0...1).contains(position) else { throw .outOfRange(key: key, value: position, range: 0...1) }
-        guard position != morphPosition else { return }
+        if morphScenes.isEmpty && position == morphPosition { return }
         guard morphScenes.count == 2 else {
             throw .invalidValue(key: key, reason: "no scenes to morph between; set scene.morph.between to two scenes first")
         }

@@ -38,6 +38,8 @@ public final class FilterNode {
     private var publishTimer: UnsafeMutablePointer<spa_source>?
     private var publishPending = false
     static let midiPublishInterval: UInt64 = 30
+    /// While a scene moves (SceneMotion), what it plays glides over its step, not `ramp.ms`.
+    private var glideOverride: Double?
     /// The owner, told of everything its parts hear from the node (changes, requests, ports).
     weak var host: NodeHost?
 
@@ -164,9 +166,19 @@ public final class FilterNode {
         context.pointee.midi = crossing
     }
 
+    /// Plays `next` at once with its changes gliding over `glide` ms instead of `ramp.ms`: one
+    /// step of a scene moving by itself (SceneMotion), the audio following a line from each
+    /// step to the next. Props and the parts follow within `publishInterval` ms; `final` (the
+    /// move's last step) publishes at once.
+    func move(to next: Mixer, glide: Double, final: Bool, publishInterval: UInt64) {
+        glideOverride = glide
+        defer { glideOverride = nil }
+        if final { commit(next) } else { play(next, publishInterval: publishInterval) }
+    }
+
     /// Plays `next` at once (ports, renderer): MIDI moving parameters. Props and the parts
-    /// follow within `midiPublishInterval`; the last change always lands.
-    func play(_ next: Mixer) {
+    /// follow within `publishInterval` ms; the last change always lands.
+    func play(_ next: Mixer, publishInterval: UInt64 = FilterNode.midiPublishInterval) {
         mixer = next
         syncPorts()
         guard !publishPending else { return }
@@ -180,7 +192,7 @@ public final class FilterNode {
                 node.host?.mixerChanged(node.mixer)
             }, data)
         }
-        if let publishTimer { _ = cpshim_loop_arm_timer(loop, publishTimer, Self.midiPublishInterval) }
+        if let publishTimer { _ = cpshim_loop_arm_timer(loop, publishTimer, publishInterval) }
     }
 
     /// Brings ports and renderer in line with `mixer`.
@@ -214,7 +226,7 @@ public final class FilterNode {
 
         let leaving = groups.contains { $0.count > wantedChannels($0.kind).count }
         guard leaving else {
-            engine.replace(with: mixer)
+            engine.replace(with: gliding(mixer))
             return
         }
         // Render the ports that are leaving as muted channels: they fade out over the ramp.
@@ -227,7 +239,7 @@ public final class FilterNode {
         } catch {
             Log.error("\(configuration.nodeName): cannot fade out ports: \(error)")
         }
-        engine.replace(with: fading)
+        engine.replace(with: gliding(fading))
         if removalTimer == nil {
             let data = Unmanaged.passUnretained(self).toOpaque()
             removalTimer = cpshim_loop_add_timer(loop, { data, _ in
@@ -241,6 +253,15 @@ public final class FilterNode {
             removalArmedFor = (mixer.inputs, mixer.outputs)
             _ = cpshim_loop_arm_timer(loop, removalTimer, UInt64(mixer.rampMilliseconds.rounded(.up)) + 250)
         }
+    }
+
+    /// What the renderer plays for `mixer`: its changes over the glide of a moving scene, if one
+    /// is moving, else over its own `ramp.ms`.
+    private func gliding(_ mixer: Mixer) -> Mixer {
+        guard let glideOverride else { return mixer }
+        var gliding = mixer
+        try? gliding.setRamp(milliseconds: min(glideOverride, Mixer.rampRange.upperBound))
+        return gliding
     }
 
     /// The leaving ports are silent now: take them out of the data thread's table, then

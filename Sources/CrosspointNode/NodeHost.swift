@@ -15,7 +15,8 @@ import CrosspointPipeWire
 /// 3. `OutputFollower`: output groups kept linked to their devices;
 /// 4. `LevelPublisher`: the levels, while watched (`levels.watch`);
 /// 5. `MIDIControlCenter`: MIDI control (`midi.learn`, what arrives, feedback);
-/// 6. `RateWatch`: the rate the data thread runs at.
+/// 6. `SceneMotion`: scene recalls over time (`scene.recall`);
+/// 7. `RateWatch`: the rate the data thread runs at.
 ///
 /// The node tells its owner what happens (`FilterNode.host`); the owner hands it to every part
 /// in the list's order, as swift-log fans a message out over its handlers: an accepted change
@@ -48,6 +49,7 @@ public final class NodeHost {
         parts.append(OutputFollower(node: node, graph: graph))
         parts.append(LevelPublisher(node: node, loop: loop))
         parts.append(MIDIControlCenter(node: node, loop: loop))
+        parts.append(SceneMotion(node: node, loop: loop))
         parts.append(RateWatch(node: node, loop: loop))
     }
 

@@ -39,7 +39,7 @@ struct Crosspoint: ParsableCommand {
             MapCommand.self, MatrixCommand.self, RampCommand.self, ResizeCommand.self, RenameCommand.self, ParamCommand.self,
             RouteCommand.self, UnrouteCommand.self, DevicesCommand.self, SaveCommand.self, LoadCommand.self,
             ParamsCommand.self, MeterCommand.self, ServeCommand.self, SetupCommand.self, MIDICommand.self, VirtualCommand.self,
-            FollowCommand.self, UnfollowCommand.self, DuckCommand.self, DelayCommand.self, AppsCommand.self, MoveCommand.self, ManualCommand.self,
+            FollowCommand.self, UnfollowCommand.self, DuckCommand.self, SceneCommand.self, DelayCommand.self, AppsCommand.self, MoveCommand.self, ManualCommand.self,
         ])
 
     /// Parses the arguments (with values that start with a dash taken as values), runs the

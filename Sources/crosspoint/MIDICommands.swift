@@ -178,7 +178,7 @@ struct MIDILearnCommand: ParsableCommand {
             throw CommandError.invalid("\(target.name) has no MIDI ports: switch them on with `crosspoint midi on \(target.name.printable)`")
         }
         let known = Set(before.midi.texts)
-        try session.client.setProps(ofNode: target.node.id, [PropsEntry(key: MIDILearn.key, value: .names([key]))], masterMute: nil)
+        try session.request(target, Parameter(.midiLearn), .names([key]), against: before)
         if !json { printError("\(target.name): move the control for \(key.printable) (within \(timeout) s)") }
         let deadline = ContinuousClock.now + .seconds(timeout)
         while ContinuousClock.now < deadline {
@@ -193,7 +193,7 @@ struct MIDILearnCommand: ParsableCommand {
                 return
             }
         }
-        try? session.client.setProps(ofNode: target.node.id, [PropsEntry(key: MIDILearn.key, value: .names([]))], masterMute: nil)
+        try? session.request(target, Parameter(.midiLearn), .names([]), against: before)
         throw CommandError.invalid("no MIDI control moved on \(target.name)'s midi_in within \(timeout) s (is the controller linked to it?)")
     }
 }

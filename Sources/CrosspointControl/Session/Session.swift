@@ -176,6 +176,19 @@ package final class Session {
         try self.change(try target(token), exact: exact, keys: keys.map { keys in { keys } }, report: report, change)
     }
 
+    /// Sends a request to the running node (a write-only key: `midi.learn`, `scene.recall`),
+    /// alone: checked first against the node's mixer as the node will check it, so that a bad
+    /// one fails here with the node's words. Nothing to confirm in Props: a request is not state.
+    package func request(_ target: Target, _ p: Parameter, _ value: ParameterValue, against known: Mixer? = nil) throws {
+        var probe = try known ?? mixer(of: target)
+        do throws(CrosspointError) {
+            try probe.set(p, to: value)
+        } catch {
+            throw CommandError.from(error, probe)
+        }
+        try client.setProps(ofNode: target.node.id, [PropsEntry(key: p.key, value: value)], masterMute: nil)
+    }
+
     /// Whether a key exists on a mixer of that shape.
     private func exists(_ p: Parameter, in mixer: Mixer) -> Bool { p.input < mixer.inputs && p.output < mixer.outputs }
 
@@ -232,7 +245,7 @@ package final class Session {
     private func show(_ value: ParameterValue, _ p: Parameter, reference: ParameterValue?) -> String {
         switch value {
         case let .number(v) where p.kind.family.unit == .milliseconds: "\(Gain.formatMilliseconds(v)) ms"
-        case let .number(v) where p.kind.family.type == .int: Gain.format(v)
+        case let .number(v) where p.kind.family.type == .int || p.kind.family.unit == .fraction: Gain.format(v)
         case let .number(v):
             if v == 0 { "-inf" } else {
                 "\(level(v, reference)) dB (\(Gain.format(decimal(Float(v)))))"

@@ -95,7 +95,7 @@ package enum SurfaceAPI {
                 throw APIError(400, "\(target.name) has no MIDI ports: switch them on (midi = true, or `crosspoint midi on`)", key: "key")
             }
         }
-        try session.client.setProps(ofNode: target.node.id, [PropsEntry(key: MIDILearn.key, value: .names(key.map { [$0] } ?? []))])
+        try session.request(target, Parameter(.midiLearn), .names(key.map { [$0] } ?? []), against: mixer)
         return JSONValue.object([("learning", key.map(JSONValue.string) ?? .null)]).compactText
     }
 

@@ -15,6 +15,12 @@ package enum ParamValue {
             return .number(ms)
         case .float where p.kind.family.unit == .milliseconds:
             return .number(try milliseconds(text))
+        case .float where p.kind.family.unit == .fraction:
+            let value = Double(CommandLineWords.restore(text).trimmingSpaces())
+            guard let value, value.isFinite, family.range.contains(value) else {
+                throw CommandError.invalid("\(p.key): '\(text.printable)' is not a number from \(Gain.format(family.range.lowerBound)) to \(Gain.format(family.range.upperBound))")
+            }
+            return .number(value)
         case .float:
             let gain = try GainInput.parse(text, linear: linear)
             guard case let .number(current) = m.value(of: p) else { return .number(0) }
@@ -44,7 +50,7 @@ package enum ParamValue {
             let lower = text.trimmingSpaces().lowercased()
             guard lower != "none", !lower.isEmpty else { return .names([]) }
             return .names(text.split(separator: ",").map { String($0.trimmingSpaces()) })
-        case .names where p.kind == .devices || p.kind == .targets || p.kind == .ducking:
+        case .names where p.kind == .devices || p.kind == .targets || p.kind == .ducking || p.kind == .scenes:
             // Lines that hold spaces and commas (position=FL,FR): separated by semicolons.
             let lower = text.trimmingSpaces().lowercased()
             guard lower != "none", !lower.isEmpty else { return .names([]) }

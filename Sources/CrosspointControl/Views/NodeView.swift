@@ -98,7 +98,7 @@ package struct NodeView {
         let family = p.kind.family
         switch mixer.value(of: p) {
         case let .number(v) where family.unit == .milliseconds: return v == 0 ? ("", nil) : (Gain.formatMilliseconds(v) + "ms", .cyan)
-        case let .number(v) where family.type == .float: return cell(Float(v))
+        case let .number(v) where family.type == .float && family.unit == .gain: return cell(Float(v))
         case let .number(v): return (Gain.format(v), nil)
         case let .bool(on): return (on ? String(NodeView.word(family).prefix(1)).uppercased() : "", .red)
         default: return ("", nil)
@@ -110,7 +110,7 @@ package struct NodeView {
         let family = kind.family
         guard case let .number(v) = mixer.value(of: Parameter(kind)) else { return NodeView.word(family) }
         let value = family.unit == .milliseconds ? Gain.formatMilliseconds(v) + " ms"
-            : family.type == .float ? signedDecibels(v) + " dB" : Gain.format(v)
+            : family.type == .float && family.unit == .gain ? signedDecibels(v) + " dB" : Gain.format(v)
         return NodeView.word(family) + " " + value
     }
 
