@@ -151,6 +151,49 @@ static void XP_NAME(column)(float *out, const float *const *resolved, const int3
     XP_NAME(tile_t)(1, outs, resolved, source, gain, count, 0, frames);
 }
 
+// One output along a linear ramp: out[n] = sum over k of (from[k] + step[k] * (position + 1 + n))
+// * resolved[source[k]][n], frames [0, frames). Each source's gain at a chunk's first frame, g,
+// and its step, s, feed two sums, a = sum g * x and b = sum s * x, so that the chunk is
+// a + i * b (i the frame within the chunk): one load and two multiply-adds a source and
+// vector, and the output written once, where a gain per frame and source would load and
+// store the output once per source.
+static void XP_NAME(ramp_column)(float *out, const float *const *resolved, const int32_t *source, const float *from,
+                                 const float *step, int count, int frames, int position)
+{
+    if (count <= 0) {
+        XP_NAME(clear)(out, frames);
+        return;
+    }
+    enum { V = XP_ACC / 2 };
+    VEC lane;
+    for (int l = 0; l < XP_W; l++) lane[l] = (float)l;
+    int n = 0;
+    for (; n + V * XP_W <= frames; n += V * XP_W) {
+        VEC a[V], b[V];
+        const float at = (float)(position + 1 + n);
+        for (int v = 0; v < V; v++) a[v] = b[v] = XP_NAME(splat)(0);
+        for (int k = 0; k < count; k++) {
+            const float *p = resolved[source[k]] + n;
+            VEC g = XP_NAME(splat)(MADDS(step[k], at, from[k])), st = XP_NAME(splat)(step[k]);
+            for (int v = 0; v < V; v++) {
+                VEC x = XP_NAME(load)(p + v * XP_W);
+                a[v] = MADDV(g, x, a[v]);
+                b[v] = MADDV(st, x, b[v]);
+            }
+        }
+        for (int v = 0; v < V; v++) {
+            VEC i = lane + XP_NAME(splat)((float)(v * XP_W));
+            XP_NAME(store)(out + n + v * XP_W, MADDV(i, b[v], a[v]));
+        }
+    }
+    for (; n < frames; n++) {
+        const float at = (float)(position + 1 + n);
+        float acc = 0;
+        for (int k = 0; k < count; k++) acc = MADDS(MADDS(step[k], at, from[k]), resolved[source[k]][n], acc);
+        out[n] = acc;
+    }
+}
+
 // The copies, when the caller handed every input and output the program names and the
 // block is whole wide vectors: no bounds checks, no tails (routings are mostly this).
 static inline __attribute__((always_inline)) int XP_NAME(copies_fast)(

@@ -43,6 +43,7 @@ struct Options {
     var midi = false
     var delays = false
     var ducking = false
+    var scenes = false
     var kernel = KernelVersion.default
     var selfCheck = false
 
@@ -79,11 +80,12 @@ struct Options {
             case "--midi": options.midi = true
             case "--delays": options.delays = true
             case "--ducking": options.ducking = true
+            case "--scenes": options.scenes = true
             case "--self-check": options.selfCheck = true
             case "--help", "-h":
                 print("""
                     usage: crosspoint-bench [--quick] [--filter SHAPE]... [--frames 64,256,1024] [--pad FLOATS]
-                                            [--checksum] [--levels] [--midi] [--delays] [--ducking] [--kernel NAME]
+                                            [--checksum] [--levels] [--midi] [--delays] [--ducking] [--scenes] [--kernel NAME]
                            crosspoint-bench --self-check
                       --quick           fewer, shorter batches (about 6x faster, noisier)
                       --filter SHAPE    only shapes whose name contains SHAPE (e.g. 64x64, identity,
@@ -103,6 +105,8 @@ struct Options {
                                         beside the same render without delays
                       --ducking         time ducking rules: one and four rules at their depth, beside
                                         the same render without rules
+                      --scenes          time a scene moving: the render while every cross-point
+                                        glides, and a step on the main loop, beside a steady render
                       --kernel NAME     the mixing kernel's version (default: the one chosen at load,
                                         the best this CPU runs: \(KernelVersion.default); this CPU runs
                                         \(KernelVersion.available.map(\.name).joined(separator: ", ")))
@@ -664,6 +668,10 @@ struct CrosspointBench {
         }
         if options.ducking {
             runDucking(quick: options.quick, machine: machine)
+            return
+        }
+        if options.scenes {
+            runScenes(quick: options.quick, machine: machine)
             return
         }
         if options.levels {

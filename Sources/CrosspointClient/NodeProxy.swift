@@ -152,6 +152,11 @@ extension Mixer {
     ) throws(CrosspointError) {
         try self.init(inputs: inputs, outputs: outputs, inputChannels: inputChannels, outputChannels: outputChannels)
         try setMatrix(rows: Array(repeating: Array(repeating: 0, count: outputs), count: inputs))
-        _ = apply(props.filter { !["channel-map", "inputs", "outputs"].contains($0.key) })
+        // The morph fader's position is read, not moved to: moving it would set the gains the
+        // Props already give (or, changed by hand since, other ones).
+        _ = apply(props.filter { !["channel-map", "inputs", "outputs", "scene.morph"].contains($0.key) })
+        if let fader = props.last(where: { $0.key == "scene.morph" }), case let .number(position) = fader.value {
+            takeMorphPosition(position)
+        }
     }
 }

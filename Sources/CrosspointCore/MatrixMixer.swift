@@ -350,15 +350,9 @@ public struct MatrixRenderer: RenderBlock {
         let position = Int(plan.rampPosition[j])
         let rampFrames = min(frames, Int(plan.rampLength[j]) - position)
         let base = j * plan.inputs
-        var written = false
-        for k in 0..<Int(plan.rampCount[j]) {
-            let i = Int(plan.rampSource[base + k])
-            guard i < inputs.count, let a = inputs[i] else { continue }
-            Kernel.ramp(out, rampFrames, accumulate: written, a,
-                        from: plan.rampFrom[base + k], step: plan.rampStep[base + k], position: position)
-            written = true
-        }
-        if !written { Kernel.clear(out, rampFrames) }
+        // Every source at once, from the inputs `plan.resolved` points at (silence for one missing).
+        xp_ramp_column(plan.kernel, out, plan.resolved, plan.rampSource + base, plan.rampFrom + base, plan.rampStep + base,
+                       plan.rampCount[j], Int32(rampFrames), Int32(position))
         advanceRamp(plan, output: j, by: rampFrames)
         if rampFrames < frames {
             // The rest of the block, steady, from frame `rampFrames` of every input on.

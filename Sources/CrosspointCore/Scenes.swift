@@ -46,7 +46,8 @@ extension Mixer {
         sceneSafes = keys
     }
 
-    /// The two scenes `scene.morph` moves between (none: no morph).
+    /// The two scenes `scene.morph` moves between (none: no morph). New ends move nothing: the
+    /// fader's next move sets the mix between them.
     public mutating func setMorphScenes(_ names: [String]) throws(CrosspointError) {
         let key = "scene.morph.between"
         guard names.isEmpty || names.count == 2 else {
@@ -60,7 +61,13 @@ extension Mixer {
             try checkMorph(names[0], names[1], key: key)
         }
         morphScenes = names
-        morphPosition = 0
+    }
+
+    /// Takes the fader's position as a node publishes it, moving nothing (a client reading a
+    /// node's Props reads its gains as they are; the position is where the fader was last put).
+    public mutating func takeMorphPosition(_ position: Double) {
+        guard position.isFinite else { return }
+        morphPosition = min(max(position, 0), 1)
     }
 
     /// Moves the morph fader to `position` (0: the first scene of `scene.morph.between`, 1: the

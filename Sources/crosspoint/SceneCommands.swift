@@ -1,6 +1,7 @@
 import ArgumentParser
 import CrosspointControl
 import CrosspointCore
+import Glibc
 
 /// `crosspoint scene`: a node's scenes, over the `scenes`, `scene.safe`, `scene.morph.between`
 /// and `scene.morph` keys and the `scene.recall` request (README: Scenes).
@@ -91,9 +92,9 @@ struct SceneRecallCommand: ParsableCommand {
         let target = try session.target(node)
         let before = try session.mixer(of: target)
         let recall: SceneRecall
-        do {
+        do throws(CrosspointError) {
             recall = try SceneRecall(name: name, milliseconds: try SceneRecall.time(CommandLineWords.restore(time)))
-        } catch let error as CrosspointError {
+        } catch {
             throw CommandError.from(error, before)
         }
         try session.request(target, Parameter(.sceneRecall), recall.value, against: before)
@@ -109,12 +110,20 @@ struct SceneRecallCommand: ParsableCommand {
         // Arrived when every key the scene moves reads as the scene has it (keys moved by hand
         // meanwhile would keep it waiting until the deadline: then it says so).
         let deadline = ContinuousClock.now + .milliseconds(Int(recall.milliseconds) + 2000)
+        var differing: [String] = []
         while ContinuousClock.now < deadline {
             let now = try session.mixer(of: target)
-            if Scene(name: name, of: now) == Scene(name: name, of: expected) { return }
+            guard now.inputChannels == expected.inputChannels && now.outputChannels == expected.outputChannels else { break }
+            differing = Scene.kinds.flatMap { Parameter.all(of: $0, for: now) }
+                .filter { now.value(of: $0) != expected.value(of: $0) }
+                .map { "\($0.name(in: now)) is \(now.value(of: $0)), not \(expected.value(of: $0))" }
+            if now.masterMute != expected.masterMute { differing.append("the master mute is \(now.masterMute ? "on" : "off")") }
+            if differing.isEmpty { return }
             usleep(50_000)
         }
-        throw CommandError.invalid("\(target.name): scene \(name.printable) not reached within \(Gain.formatMilliseconds(recall.milliseconds + 2000)) ms (a key moved by hand meanwhile stays where it was put)")
+        throw CommandError.invalid("\(target.name): scene \(name.printable) not reached within \(Gain.formatMilliseconds(recall.milliseconds + 2000)) ms: "
+            + (differing.isEmpty ? "the node's channels changed" : differing.prefix(3).joined(separator: "; "))
+            + " (a key moved by hand meanwhile stays where it was put)")
     }
 }
 
@@ -197,5 +206,5 @@ struct SceneMorphCommand: ParsableCommand {
 }
 
 private func noScene(_ name: String, _ m: Mixer) -> CommandError {
-    CommandError.invalid("there is no scene \(name.printable)" + (m.scenes.isEmpty ? " (the node has none)" : "; the node has \(m.scenes.map(\.name).joined(separator: ", "))"))
+    CommandError.invalid("there is no scene '\(name)'" + (m.scenes.isEmpty ? " (the node has none)" : "; the node has \(m.scenes.map(\.name).joined(separator: ", "))"))
 }

@@ -87,6 +87,9 @@ struct ShowCommand: ParsableCommand {
             }
             // Its ducking rules, numbered as `crosspoint duck list` numbers them.
             for (n, rule) in mixer.ducking.enumerated() { print("ducking \(n): \(rule.text.printable)") }
+            // Its scenes by name (`crosspoint scene list` says more) and the keys a recall leaves.
+            if !mixer.scenes.isEmpty { print("scenes: \(mixer.scenes.map(\.name).joined(separator: ", "))") }
+            if !mixer.sceneSafes.isEmpty { print("recall safes: \(mixer.sceneSafes.joined(separator: ", "))") }
         }
     }
 }

@@ -243,7 +243,11 @@ package final class Session {
     /// A value as a report line prints it. A gain whose 0.1 dB text is the same as the
     /// `reference`'s, though the values differ, gets two decimals (`-6.02 dB -> -6.00 dB`).
     private func show(_ value: ParameterValue, _ p: Parameter, reference: ParameterValue?) -> String {
-        switch value {
+        // A scene is a line of thousands of words: its name says which.
+        if p.kind == .scenes, case let .names(lines) = value {
+            return "[" + lines.map { String($0.prefix { $0 != " " }) }.joined(separator: " ") + "]"
+        }
+        return switch value {
         case let .number(v) where p.kind.family.unit == .milliseconds: "\(Gain.formatMilliseconds(v)) ms"
         case let .number(v) where p.kind.family.type == .int || p.kind.family.unit == .fraction: Gain.format(v)
         case let .number(v):

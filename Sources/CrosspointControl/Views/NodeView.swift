@@ -108,6 +108,9 @@ package struct NodeView {
     /// A number of one value as the first line says it: `ramp 10 ms`, a gain in dB.
     private func said(_ kind: ParameterKind) -> String {
         let family = kind.family
+        if kind == .morph, mixer.morphScenes.count == 2 {
+            return "morph \(Gain.format(mixer.morphPosition)) (\(mixer.morphScenes[0]) 0 to \(mixer.morphScenes[1]) 1)"
+        }
         guard case let .number(v) = mixer.value(of: Parameter(kind)) else { return NodeView.word(family) }
         let value = family.unit == .milliseconds ? Gain.formatMilliseconds(v) + " ms"
             : family.type == .float && family.unit == .gain ? signedDecibels(v) + " dB" : Gain.format(v)
@@ -165,7 +168,7 @@ package struct NodeView {
         var out = "\(t.paint(target.name, .bold)) (node \(target.node.id)) \"\(target.node.description.printable)\": "
             + "\(counted(mixer.inputs, "input")) x \(counted(mixer.outputs, "output")); "
             + "master \(signedDecibels(Double(mixer.masterGain))) dB\(mixer.masterMute ? " " + t.paint("MUTED", .red) : "")"
-            + NodeView.globals.map { "; " + said($0) }.joined() + "\n"
+            + NodeView.globals.filter { $0 != .morph || mixer.morphScenes.count == 2 }.map { "; " + said($0) }.joined() + "\n"
         out += "Gains in dB: -inf = silence, ø = flipped polarity, M = muted.\nRows are inputs, columns are outputs.\n"
         if let levels { out += MeterView.levelsNote(levels) + "\n" }
         out += "\n"
