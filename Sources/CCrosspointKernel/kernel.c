@@ -28,14 +28,15 @@ void xp_resolve(const float **resolved, int32_t inputs, const float *const *ins,
 
 typedef void (*xp_run_fn)(const xp_program *, const float *const *, int, float *const *, int, int);
 typedef void (*xp_column_fn)(float *, const float *const *, const int32_t *, const float *, int, int);
-typedef void (*xp_ramp_column_fn)(float *, const float *const *, const int32_t *, const float *, const float *, int, int, int);
+typedef void (*xp_ramp_tile_fn)(int, float *const *, const float *const *, const int32_t *, const float *const *,
+                                const float *const *, int, int, int);
 
 struct xp_version {
     const char *name;
     int runs;
     xp_run_fn run;
     xp_column_fn column;
-    xp_ramp_column_fn ramp_column;
+    xp_ramp_tile_fn ramp_tile;
 };
 
 #if defined(__x86_64__)
@@ -77,9 +78,9 @@ struct xp_version {
 #pragma clang attribute pop
 
 static struct xp_version xp_versions[] = {
-    {"baseline", 1, xp_baseline_run, xp_baseline_column, xp_baseline_ramp_column},
-    {"avx2", 0, xp_avx2_run, xp_avx2_column, xp_avx2_ramp_column},
-    {"avx512", 0, xp_avx512_run, xp_avx512_column, xp_avx512_ramp_column},
+    {"baseline", 1, xp_baseline_run, xp_baseline_column, xp_baseline_ramp_tile},
+    {"avx2", 0, xp_avx2_run, xp_avx2_column, xp_avx2_ramp_tile},
+    {"avx512", 0, xp_avx512_run, xp_avx512_column, xp_avx512_ramp_tile},
 };
 
 // What the CPU has and the kernel lets programs use (the OS saves the registers: XGETBV).
@@ -117,7 +118,7 @@ static void xp_detect(void)
 #undef XP_ACC
 
 static struct xp_version xp_versions[] = {
-    {"generic", 1, xp_generic_run, xp_generic_column, xp_generic_ramp_column},
+    {"generic", 1, xp_generic_run, xp_generic_column, xp_generic_ramp_tile},
 };
 
 static void xp_detect(void) {}
@@ -178,10 +179,11 @@ void xp_mix_column(int32_t kernel, float *out, const float *const *resolved, con
     xp_version(kernel)->column(out, resolved, source, gain, count, frames);
 }
 
-void xp_ramp_column(int32_t kernel, float *out, const float *const *resolved, const int32_t *source, const float *from,
-                    const float *step, int32_t count, int32_t frames, int32_t position)
+void xp_ramp_tile(int32_t kernel, int32_t width, float *const *outs, const float *const *resolved, const int32_t *source,
+                  const float *const *from, const float *const *step, int32_t count, int32_t frames, int32_t position)
 {
-    if (frames <= 0) return;
+    if (frames <= 0 || width <= 0) return;
     if (frames > XP_MAX_FRAMES) frames = XP_MAX_FRAMES;
-    xp_version(kernel)->ramp_column(out, resolved, source, from, step, count, frames, position);
+    if (width > XP_TILE_WIDTH) width = XP_TILE_WIDTH;
+    xp_version(kernel)->ramp_tile(width, outs, resolved, source, from, step, count, frames, position);
 }

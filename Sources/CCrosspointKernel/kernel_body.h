@@ -151,46 +151,76 @@ static void XP_NAME(column)(float *out, const float *const *resolved, const int3
     XP_NAME(tile_t)(1, outs, resolved, source, gain, count, 0, frames);
 }
 
-// One output along a linear ramp: out[n] = sum over k of (from[k] + step[k] * (position + 1 + n))
-// * resolved[source[k]][n], frames [0, frames). Each source's gain at a chunk's first frame, g,
-// and its step, s, feed two sums, a = sum g * x and b = sum s * x, so that the chunk is
-// a + i * b (i the frame within the chunk): one load and two multiply-adds a source and
-// vector, and the output written once, where a gain per frame and source would load and
-// store the output once per source.
-static void XP_NAME(ramp_column)(float *out, const float *const *resolved, const int32_t *source, const float *from,
-                                 const float *step, int count, int frames, int position)
+// T outputs along linear ramps of the same sources and position: out[t][n] = sum over k of
+// (from[t][k] + step[t][k] * (position + 1 + n)) * resolved[source[k]][n], frames [n, end) in
+// steps of V vectors. Each source's gain at a chunk's first frame, g, and its step, s, feed two
+// sums, a = sum g * x and b = sum s * x, so that the chunk is a + i * b (i the frame within the
+// chunk): one load a source and vector for T outputs, two multiply-adds an output, and each
+// output written once (a gain per frame and source would load and store the output once per
+// source), as a steady tile shares its loads.
+static inline __attribute__((always_inline)) int XP_NAME(ramp_vectors)(
+    const int T, const int V, float *const *out, const float *const *resolved, const int32_t *source,
+    const float *const *from, const float *const *step, int count, int position, int n, int end)
 {
-    if (count <= 0) {
-        XP_NAME(clear)(out, frames);
-        return;
-    }
-    enum { V = XP_ACC / 2 };
     VEC lane;
     for (int l = 0; l < XP_W; l++) lane[l] = (float)l;
-    int n = 0;
-    for (; n + V * XP_W <= frames; n += V * XP_W) {
-        VEC a[V], b[V];
+    for (; n + V * XP_W <= end; n += V * XP_W) {
+        VEC a[XP_TILE_WIDTH][XP_ACC], b[XP_TILE_WIDTH][XP_ACC], x[XP_ACC];
         const float at = (float)(position + 1 + n);
-        for (int v = 0; v < V; v++) a[v] = b[v] = XP_NAME(splat)(0);
+        for (int t = 0; t < T; t++)
+            for (int v = 0; v < V; v++) a[t][v] = b[t][v] = XP_NAME(splat)(0);
         for (int k = 0; k < count; k++) {
             const float *p = resolved[source[k]] + n;
-            VEC g = XP_NAME(splat)(MADDS(step[k], at, from[k])), st = XP_NAME(splat)(step[k]);
-            for (int v = 0; v < V; v++) {
-                VEC x = XP_NAME(load)(p + v * XP_W);
-                a[v] = MADDV(g, x, a[v]);
-                b[v] = MADDV(st, x, b[v]);
+            for (int v = 0; v < V; v++) x[v] = XP_NAME(load)(p + v * XP_W);
+            for (int t = 0; t < T; t++) {
+                VEC g = XP_NAME(splat)(MADDS(step[t][k], at, from[t][k])), st = XP_NAME(splat)(step[t][k]);
+                for (int v = 0; v < V; v++) {
+                    a[t][v] = MADDV(g, x[v], a[t][v]);
+                    b[t][v] = MADDV(st, x[v], b[t][v]);
+                }
             }
         }
-        for (int v = 0; v < V; v++) {
-            VEC i = lane + XP_NAME(splat)((float)(v * XP_W));
-            XP_NAME(store)(out + n + v * XP_W, MADDV(i, b[v], a[v]));
-        }
+        for (int t = 0; t < T; t++)
+            for (int v = 0; v < V; v++) {
+                VEC i = lane + XP_NAME(splat)((float)(v * XP_W));
+                XP_NAME(store)(out[t] + n + v * XP_W, MADDV(i, b[t][v], a[t][v]));
+            }
     }
+    return n;
+}
+
+// T outputs along their ramps: wide chunks, then single vectors, then single frames.
+static inline __attribute__((always_inline)) void XP_NAME(ramp_t)(
+    const int T, float *const *out, const float *const *resolved, const int32_t *source, const float *const *from,
+    const float *const *step, int count, int frames, int position)
+{
+    // The same chunks whatever T is, so that an output's arithmetic does not depend on the
+    // outputs ramping beside it (a change to one output leaves the others bit-identical).
+    const int wide = XP_ACC / (2 * XP_TILE_WIDTH) > 0 ? XP_ACC / (2 * XP_TILE_WIDTH) : 1;
+    int n = XP_NAME(ramp_vectors)(T, wide, out, resolved, source, from, step, count, position, 0, frames);
+    n = XP_NAME(ramp_vectors)(T, 1, out, resolved, source, from, step, count, position, n, frames);
     for (; n < frames; n++) {
         const float at = (float)(position + 1 + n);
-        float acc = 0;
-        for (int k = 0; k < count; k++) acc = MADDS(MADDS(step[k], at, from[k]), resolved[source[k]][n], acc);
-        out[n] = acc;
+        for (int t = 0; t < T; t++) {
+            float acc = 0;
+            for (int k = 0; k < count; k++) acc = MADDS(MADDS(step[t][k], at, from[t][k]), resolved[source[k]][n], acc);
+            out[t][n] = acc;
+        }
+    }
+}
+
+static void XP_NAME(ramp_tile)(int width, float *const *out, const float *const *resolved, const int32_t *source,
+                               const float *const *from, const float *const *step, int count, int frames, int position)
+{
+    if (count <= 0) {
+        for (int t = 0; t < width; t++) XP_NAME(clear)(out[t], frames);
+        return;
+    }
+    switch (width) {
+    case 1: XP_NAME(ramp_t)(1, out, resolved, source, from, step, count, frames, position); break;
+    case 2: XP_NAME(ramp_t)(2, out, resolved, source, from, step, count, frames, position); break;
+    case 3: XP_NAME(ramp_t)(3, out, resolved, source, from, step, count, frames, position); break;
+    default: XP_NAME(ramp_t)(4, out, resolved, source, from, step, count, frames, position); break;
     }
 }
 

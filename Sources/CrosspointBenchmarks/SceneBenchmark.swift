@@ -13,6 +13,7 @@
 // Batches interleaved, so all three see the same machine.
 
 import CrosspointCore
+import Glibc
 import CrosspointTestSupport
 
 /// One step of a scene on its way, as SceneMotion takes it: the keys set to a new point of the
@@ -30,6 +31,24 @@ private struct SceneStep: Workload {
     }
 }
 
+/// A step, then a block rendered (taking the step's plan, its glide starting): a new glide
+/// every block, as in a graph whose quantum is about the step (20 ms: 1024 frames at 48 kHz).
+private struct SceneStepRender: Workload {
+    var step: SceneStep
+    var render: CrosspointRender
+    /// The blocks' own time, apart from the steps' (nanoseconds, and how many blocks).
+    var rendering: UInt64 = 0, blocks: UInt64 = 0
+
+    mutating func run() {
+        step.run()
+        let start = monotonicNanoseconds()
+        render.run()
+        rendering &+= monotonicNanoseconds() &- start
+        blocks &+= 1
+    }
+}
+
+
 func runScenes(quick: Bool, machine: MachineInfo) {
     let batches = quick ? 7 : 31
     let blocks = 150
@@ -38,8 +57,8 @@ func runScenes(quick: Bool, machine: MachineInfo) {
     print("cpu:     \(machine.cpuModel), \(machine.onlineCores) cores online")
     print("build:   \(buildKind); \(quick ? "quick: " : "")median of \(batches) batches of \(blocks) blocks (steps: of \(blocks / 10))")
     print("")
-    print("| shape | frames | steady | moving | moving / steady | ns a moving cross-point (render) | a step (main loop) | ns a cross-point a step |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| shape | frames | steady | moving | moving / steady | ns a moving cross-point (render) | a step (main loop) | ns a cross-point a step | a new glide every block |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (n, m, frames) in [(8, 8, 256), (64, 64, 256), (64, 64, 1024)] {
         var rng = SplitMix64(seed: 0x5CE0_0000 &+ UInt64(n * 1000 + frames))
         let shape = Shape(inputs: n, outputs: m, kind: .dense)
@@ -75,7 +94,15 @@ func runScenes(quick: Bool, machine: MachineInfo) {
         func ratio(_ v: Double) -> String { "\(Double(Int((v * 100).rounded())) / 100)x" }
         let points = Double(n * m)
         let perPoint = (median(tv) - median(ts)) / points
-        print("| \(n)x\(m) dense | \(frames) | \(ns(median(ts))) | \(ns(median(tv))) | \(ratio(median(rv))) | \(Double(Int((perPoint * 100).rounded())) / 100) ns | \(ns(median(tstep))) | \(Int((median(tstep) / points).rounded())) ns |")
+        // A new glide every block: a step and a block, less a step alone, is the block with its take-over.
+        let every = MatrixMixer(a)
+        do { try every.update { m throws(CrosspointError) in try m.setRamp(milliseconds: 40) } } catch { fail("\(error)") }
+        var both = SceneStepRender(step: SceneStep(engine: every, morph: morph), render: buffers.render(every))
+        var stepOnly = SceneStep(engine: MatrixMixer(a), morph: morph)
+        var s2 = buffers.render(steady)
+        _ = timeInterleaved(&s2, &stepOnly, &both, batches: batches, blocks: blocks / 10)
+        let everyBlock = Double(both.rendering) / Double(max(both.blocks, 1))
+        print("| \(n)x\(m) dense | \(frames) | \(ns(median(ts))) | \(ns(median(tv))) | \(ratio(median(rv))) | \(Double(Int((perPoint * 100).rounded())) / 100) ns | \(ns(median(tstep))) | \(Int((median(tstep) / points).rounded())) ns | \(ns(everyBlock)) (\(ratio(everyBlock / median(ts)))) |")
     }
     print("")
     print("moving: every output in a glide (per sample, each cross-point's gain a step on from the last);")

@@ -272,20 +272,28 @@ public struct MatrixRenderer: RenderBlock {
         // Some outputs ramp: output by output, the steady ones with the same arithmetic as in
         // their tiles (so they stay bit-identical).
         xp_resolve(plan.resolved, Int32(plan.inputs), inputs.baseAddress, Int32(truncatingIfNeeded: inputs.count), 0)
-        for j in 0..<outputs.count {
-            guard let out = outputs[j] else { continue }
+        var j = 0
+        while j < outputs.count {
+            guard let out = outputs[j] else { j += 1; continue }
+            // Outputs ramping together (the same sources, from the same frame): one call.
+            var width = 1
             if j >= plan.outputs {
                 Kernel.clear(out, frames)
             } else if plan.rampLength[j] != 0 {
-                renderRamp(plan, output: j, out, frames, inputs)
+                width = rampGroup(plan, from: j, outputs)
+                renderRamps(plan, first: j, width: width, outputs, frames, inputs)
             } else {
                 renderSteady(plan, output: j, out, frames)
             }
-            if j < plan.outputs {
-                stage?.pointee.lower(output: j, out, frames: frames)
-                delay(plan, output: j, out, frames)
+            for k in j..<(j + width) {
+                guard let out = outputs[k] else { continue }
+                if k < plan.outputs {
+                    stage?.pointee.lower(output: k, out, frames: frames)
+                    delay(plan, output: k, out, frames)
+                }
+                levels?.measureOutput(k, out, frames: frames)
             }
-            levels?.measureOutput(j, out, frames: frames)
+            j += width
         }
         // Delays go on (in silence) on outputs nobody listens to.
         for k in 0..<plan.delayedCount {
@@ -342,23 +350,63 @@ public struct MatrixRenderer: RenderBlock {
         }
     }
 
-    /// An output along its ramp, then steady for the frames after the ramp ends.
-    private func renderRamp(
-        _ plan: RenderPlan, output j: Int, _ out: UnsafeMutablePointer<Float>, _ frames: Int,
-        _ inputs: UnsafeBufferPointer<UnsafePointer<Float>?>
+    /// How many outputs from `first` on (at most `XP_TILE_WIDTH`) ramp from the same frame, for
+    /// as long, from the same sources, and are listened to: rendered by one call, which loads
+    /// each source once for all of them (a dense mix moving: every output).
+    @inline(__always)
+    private func rampGroup(_ plan: RenderPlan, from first: Int, _ outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>) -> Int {
+        let count = Int(plan.rampCount[first]), sources = plan.rampSource + first * plan.inputs
+        var width = 1
+        while width < Int(XP_TILE_WIDTH) {
+            let k = first + width
+            guard k < plan.outputs, k < outputs.count, outputs[k] != nil, plan.rampLength[k] == plan.rampLength[first],
+                  plan.rampPosition[k] == plan.rampPosition[first], Int(plan.rampCount[k]) == count else { break }
+            let other = plan.rampSource + k * plan.inputs
+            var same = true
+            for n in 0..<count where other[n] != sources[n] { same = false; break }
+            guard same else { break }
+            width += 1
+        }
+        return width
+    }
+
+    /// `width` outputs from `first` on along their ramps (`rampGroup`), then steady for the
+    /// frames after the ramps end.
+    private func renderRamps(
+        _ plan: RenderPlan, first j: Int, width: Int, _ outputs: UnsafeBufferPointer<UnsafeMutablePointer<Float>?>,
+        _ frames: Int, _ inputs: UnsafeBufferPointer<UnsafePointer<Float>?>
     ) {
         let position = Int(plan.rampPosition[j])
         let rampFrames = min(frames, Int(plan.rampLength[j]) - position)
-        let base = j * plan.inputs
-        // Every source at once, from the inputs `plan.resolved` points at (silence for one missing).
-        xp_ramp_column(plan.kernel, out, plan.resolved, plan.rampSource + base, plan.rampFrom + base, plan.rampStep + base,
-                       plan.rampCount[j], Int32(rampFrames), Int32(position))
-        advanceRamp(plan, output: j, by: rampFrames)
+        // The outputs' and their gains' pointers, on the stack (XP_TILE_WIDTH of each).
+        var outs: (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?)
+            = (nil, nil, nil, nil)
+        var from: (UnsafePointer<Float>?, UnsafePointer<Float>?, UnsafePointer<Float>?, UnsafePointer<Float>?) = (nil, nil, nil, nil)
+        var step = from
+        withUnsafeMutableBytes(of: &outs) { o in
+            withUnsafeMutableBytes(of: &from) { f in
+                withUnsafeMutableBytes(of: &step) { s in
+                    let op = o.bindMemory(to: UnsafeMutablePointer<Float>?.self)
+                    let fp = f.bindMemory(to: UnsafePointer<Float>?.self), sp = s.bindMemory(to: UnsafePointer<Float>?.self)
+                    for t in 0..<width {
+                        op[t] = outputs[j + t]
+                        fp[t] = UnsafePointer(plan.rampFrom + (j + t) * plan.inputs)
+                        sp[t] = UnsafePointer(plan.rampStep + (j + t) * plan.inputs)
+                    }
+                    // Every source at once, from the inputs `plan.resolved` points at (silence for one missing).
+                    xp_ramp_tile(plan.kernel, Int32(width), op.baseAddress, plan.resolved, plan.rampSource + j * plan.inputs,
+                                 fp.baseAddress, sp.baseAddress, plan.rampCount[j], Int32(rampFrames), Int32(position))
+                }
+            }
+        }
+        for t in 0..<width { advanceRamp(plan, output: j + t, by: rampFrames) }
         if rampFrames < frames {
             // The rest of the block, steady, from frame `rampFrames` of every input on.
             xp_resolve(plan.resolved, Int32(plan.inputs), inputs.baseAddress, Int32(truncatingIfNeeded: inputs.count),
                        Int32(rampFrames))
-            renderSteady(plan, output: j, out + rampFrames, frames - rampFrames)
+            for t in 0..<width {
+                if let out = outputs[j + t] { renderSteady(plan, output: j + t, out + rampFrames, frames - rampFrames) }
+            }
             xp_resolve(plan.resolved, Int32(plan.inputs), inputs.baseAddress, Int32(truncatingIfNeeded: inputs.count), 0)
         }
     }

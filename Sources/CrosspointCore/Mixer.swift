@@ -273,9 +273,10 @@ public struct Mixer: Equatable, Sendable {
         }
     }
 
-    static func checkGain(_ gain: Double, key: String) throws(CrosspointError) -> Float {
-        guard gain.isFinite else { throw .notFinite(key: key, value: gain) }
-        guard gainRange.contains(gain) else { throw .outOfRange(key: key, value: gain, range: gainRange) }
+    /// The key is made only for an error: a preset or a scene's step sets thousands of gains.
+    static func checkGain(_ gain: Double, key: @autoclosure () -> String) throws(CrosspointError) -> Float {
+        guard gain.isFinite else { throw .notFinite(key: key(), value: gain) }
+        guard gainRange.contains(gain) else { throw .outOfRange(key: key(), value: gain, range: gainRange) }
         return Float(gain)
     }
 

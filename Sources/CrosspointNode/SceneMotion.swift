@@ -11,9 +11,9 @@ import Glibc
 /// Why here, on the main loop, and not in the render cycle: the way is worked out once
 /// (`SceneMorph`: which keys move, from what, to what), and every `stepMilliseconds` the part
 /// sets each key to where its curve is (gains in dB, equal power where a cross-point fades in or
-/// out) and hands the renderer the new plan with its changes gliding over one step, so the
-/// audio follows a straight line from each point of the curve to the next, sample by sample:
-/// never a step. The render cycle sees an ordinary ramp, which it already makes without
+/// out) and hands the renderer the new plan with its changes gliding over two steps
+/// (`glideMilliseconds`), so the audio follows the curve by straight lines, sample by sample,
+/// each taking the last on from where it is: never a step. The render cycle sees an ordinary ramp, which it already makes without
 /// allocating; computing 4,096 curves (exp, sin) per block there would cost the data thread
 /// more than the ramps do, and a new plan, which a change of ports or delays needs, can only be
 /// allocated here.
@@ -23,8 +23,12 @@ import Glibc
 /// plans the rest of the way again from where the mix is. A new recall replaces one under way,
 /// from where it is; a recall at time 0 applies the scene at once (at `ramp.ms`).
 final class SceneMotion: NodePart {
-    /// How often a moving scene sets its keys, and the glide between two settings.
+    /// How often a moving scene sets its keys.
     static let stepMilliseconds: Int64 = 20
+    /// What each setting glides over: two steps, so that the next setting always finds a glide
+    /// under way and takes it on from where it is (the audio never rests between two steps, and
+    /// the render cycle renders glides only, not a glide and the rest of the block steady).
+    static let glideMilliseconds = 40.0
     /// How often Props follow a moving scene (the last step publishes at once).
     static let publishMilliseconds: UInt64 = 250
 
@@ -115,7 +119,7 @@ final class SceneMotion: NodePart {
         let final = t >= 1
         m.last = next
         move = final ? nil : m
-        node.move(to: next, glide: Double(Self.stepMilliseconds), final: final, publishInterval: Self.publishMilliseconds)
+        node.move(to: next, glide: Self.glideMilliseconds, final: final, publishInterval: Self.publishMilliseconds)
         if final {
             Log.info("\(node.configuration.nodeName): scene '\(m.target.name)' recalled")
             return

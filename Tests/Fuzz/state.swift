@@ -81,6 +81,10 @@ func writeStateSeeds(_ directory: String) {
             try changed.setCrosspoint(input: 0, output: 0, gain: 0.3)
             try changed.setRamp(milliseconds: 0)
             try changed.setOutputDelay(changed.outputs - 1, milliseconds: 12.5)
+            // Two scenes, a safe and the fader's ends (issue 31).
+            try changed.setScenes([Scene(name: "before", of: configured).text, Scene(name: "after", of: changed).text])
+            try changed.setSceneSafes(["gain.master"])
+            try changed.setMorphScenes(["before", "after"])
             write(NodeState(configured: fingerprint, mixer: changed.preset, links: links), "state-\(k)-changed-with-links")
             var resized = configured
             try resized.resize(inputs: 6, outputs: 3)

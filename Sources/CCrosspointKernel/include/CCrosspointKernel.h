@@ -98,10 +98,12 @@ void xp_resolve(const float **resolved, int32_t inputs, const float *const *ins,
 void xp_mix_column(int32_t kernel, float *out, const float *const *resolved, const int32_t *source,
                    const float *gain, int32_t count, int32_t frames);
 
-/// One output along a linear ramp, over `frames` frames: out[n] = sum over k of
-/// (from[k] + step[k] * (position + 1 + n)) * resolved[source[k]][n]. With no source it is silence.
-void xp_ramp_column(int32_t kernel, float *out, const float *const *resolved, const int32_t *source,
-                    const float *from, const float *step, int32_t count, int32_t frames, int32_t position);
+/// Up to XP_TILE_WIDTH outputs along linear ramps of the same sources and position, over
+/// `frames` frames: outs[t][n] = sum over k of (from[t][k] + step[t][k] * (position + 1 + n))
+/// * resolved[source[k]][n]. With no source they are silence.
+void xp_ramp_tile(int32_t kernel, int32_t width, float *const *outs, const float *const *resolved,
+                  const int32_t *source, const float *const *from, const float *const *step, int32_t count,
+                  int32_t frames, int32_t position);
 
 /// The version chosen when the library was loaded: the best this CPU runs, or the one
 /// named by the environment variable CROSSPOINT_KERNEL if this CPU runs it.
