@@ -174,6 +174,9 @@ struct CommandLineSafetyTests {
             ("midi", "on"), ("midi.map", "cc 1 7 gain.in.C, note 1 60 mute.out.FL momentary"),
             ("devices", "sink xp-show-game channels=L,R description=Show game"), ("targets", "nowhere-sink outputs=FL,FR"),
             ("duck", "L lowers=R,out:RL depth=-10 release=1s"),
+            // The fader where it is (no scenes to move between yet: it moves nothing), then the scenes.
+            ("scene.morph", "0"), ("scenes", "a in=L,R,C out=FL,FR,RL gain.in.L=0.5; b in=L,R,C out=FL,FR,RL"),
+            ("scene.safe", "gain.master"), ("scene.morph.between", "a,b"),
         ]
         let covered = Set(try pairs.map { key, _ in
             try Parameter(key: key, in: try Mixer(inputs: 3, outputs: 3, inputChannels: ["L", "R", "C"], outputChannels: ["FL", "FR", "RL"]))
