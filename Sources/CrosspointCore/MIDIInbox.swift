@@ -2,7 +2,7 @@ import Synchronization
 
 // How MIDI crosses from the data thread to the main loop. Not a queue of messages: the latest
 // value of every control, one slot each (16 channels x (128 controllers + 128 notes + pitch
-// bend)), with a count of presses. A queue would have to drop messages when a controller
+// bend + 128 programs)), with a count of presses. A queue would have to drop messages when a controller
 // floods it faster than the main loop drains it, and then the last value of a fader could be
 // the one lost. A slot cannot overflow: however many messages arrive between two collections,
 // the main loop sees each control's last value, and each button's presses by count, so that a
@@ -32,7 +32,7 @@ public struct MIDIRecord: Equatable, Sendable {
 
 /// The slots both threads share. Lives at a fixed address.
 struct MIDIInboxState: ~Copyable {
-    static let perChannel = 257
+    static let perChannel = 385
     static let slotCount = 16 * perChannel
     /// Bit 63: dirty (written since taken); bits 16-47: presses, counted (wrapping after 2^32);
     /// bits 0-13: the value.
@@ -106,6 +106,10 @@ public struct MIDIInbox: @unchecked Sendable {
         case let .pitchBend(channel, v):
             slot = Int(channel & 0x0F) * MIDIInboxState.perChannel + 256
             value = v & 0x3FFF
+        case let .programChange(channel, program):
+            slot = Int(channel & 0x0F) * MIDIInboxState.perChannel + 257 + Int(program & 0x7F)
+            value = 1
+            pressed = true
         }
         let presses = state.pointee.producerPresses
         state.pointee.producerValues[slot] = value
@@ -145,7 +149,8 @@ public struct MIDIInbox: @unchecked Sendable {
             else if index < 256 {
                 value == 0 ? .noteOff(channel: channel, note: UInt8(index - 128))
                     : .noteOn(channel: channel, note: UInt8(index - 128), velocity: UInt8(value & 0x7F))
-            } else { .pitchBend(channel: channel, value: value) }
+            } else if index == 256 { .pitchBend(channel: channel, value: value) }
+            else { .programChange(channel: channel, program: UInt8(truncatingIfNeeded: index - 257)) }
         return MIDIRecord(message: message, presses: presses)
     }
 }

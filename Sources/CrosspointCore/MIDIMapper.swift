@@ -81,6 +81,8 @@ public struct MIDIMapper: Sendable {
             return .buttons(presses: record.presses, held: false)
         case let (.pitchBend(channel), .pitchBend(c, value)) where c == channel:
             return .position(Double(value) / steps)
+        case let (.programChange(channel, program), .programChange(c, p)) where c == channel && p == program:
+            return .buttons(presses: record.presses, held: true)
         default:
             return nil
         }
@@ -88,6 +90,11 @@ public struct MIDIMapper: Sendable {
 
     private mutating func apply(_ input: Input, to k: Int, current: ParameterValue) -> ParameterValue? {
         let mapping = mappings[k]
+        if case let .recall(recall) = mapping.law {
+            // A press (a note on, a program change) asks for the scene; a release asks nothing.
+            guard case let .buttons(presses, _) = input, presses > 0 else { return nil }
+            return recall.value
+        }
         switch (input, current) {
         case let (.buttons(presses, held), .bool(on)):
             let next: Bool
@@ -153,6 +160,8 @@ public struct MIDIMapper: Sendable {
         switch control {
         case let .controlChange(channel, controller):
             return [.controlChange(channel: channel, controller: controller, value: UInt8(truncatingIfNeeded: value))]
+        case .programChange:
+            return []  // a recall's program: nothing to put back
         case let .controlChange14(channel, controller):
             return [.controlChange(channel: channel, controller: controller, value: UInt8(truncatingIfNeeded: value >> 7)),
                     .controlChange(channel: channel, controller: controller &+ 32, value: UInt8(truncatingIfNeeded: value & 0x7F))]

@@ -18,6 +18,8 @@ public enum MIDIControl: Hashable, Sendable, CustomStringConvertible {
     case note(channel: UInt8, note: UInt8)
     /// The pitch bend of a channel (14 bits): the faders of Mackie Control surfaces.
     case pitchBend(channel: UInt8)
+    /// A program change to one program: a press (a scene's recall).
+    case programChange(channel: UInt8, program: UInt8)
 
     /// Reads `cc CH N`, `cc14 CH N`, `note CH N` or `bend CH`, with MIDI channels numbered
     /// 1 to 16 as surfaces and their manuals number them.
@@ -29,7 +31,7 @@ public enum MIDIControl: Hashable, Sendable, CustomStringConvertible {
             }
             return UInt8(truncatingIfNeeded: value)
         }
-        let usage = "write cc CHANNEL CONTROLLER, cc14 CHANNEL CONTROLLER, note CHANNEL NOTE or bend CHANNEL (channels 1 to 16)"
+        let usage = "write cc CHANNEL CONTROLLER, cc14 CHANNEL CONTROLLER, note CHANNEL NOTE, program CHANNEL PROGRAM or bend CHANNEL (channels 1 to 16)"
         guard let kind = words.first?.lowercased() else { throw .invalidValue(key: "control", reason: "empty: \(usage)") }
         switch (kind, words.count) {
         case ("cc", 3):
@@ -40,6 +42,8 @@ public enum MIDIControl: Hashable, Sendable, CustomStringConvertible {
             self = .note(channel: try number(1, 1...16, "channel") - 1, note: try number(2, 0...127, "note"))
         case ("bend", 2):
             self = .pitchBend(channel: try number(1, 1...16, "channel") - 1)
+        case ("program", 3):
+            self = .programChange(channel: try number(1, 1...16, "channel") - 1, program: try number(2, 0...127, "program"))
         default:
             throw .invalidValue(key: "control", reason: "'\(text)' is not a MIDI control: \(usage)")
         }
@@ -52,13 +56,14 @@ public enum MIDIControl: Hashable, Sendable, CustomStringConvertible {
         case let .controlChange14(channel, controller): "cc14 \(Int(channel) + 1) \(controller)"
         case let .note(channel, note): "note \(Int(channel) + 1) \(note)"
         case let .pitchBend(channel): "bend \(Int(channel) + 1)"
+        case let .programChange(channel, program): "program \(Int(channel) + 1) \(program)"
         }
     }
 
     /// The largest value the control sends: its positions are 0...steps.
     public var steps: Int {
         switch self {
-        case .controlChange, .note: 127
+        case .controlChange, .note, .programChange: 127
         case .controlChange14, .pitchBend: 16383
         }
     }
@@ -100,6 +105,8 @@ public struct MIDIMapping: Hashable, Sendable {
         case linear(ClosedRange<Double>)
         /// A bool (a mute): on and off.
         case onOff
+        /// A press recalls a scene (`scene.recall NAME [TIME]`): a request, not a value.
+        case recall(SceneRecall)
     }
 
     /// How an on/off key follows its control.
@@ -128,6 +135,12 @@ public struct MIDIMapping: Hashable, Sendable {
     /// it, options that apply.
     public init(control: MIDIControl, key: String, switchMode: Switch? = nil, pickup: Bool? = nil) throws(CrosspointError) {
         guard let kind = ParameterKind(key: key) else { throw .unknownKey(key) }
+        if kind == .sceneRecall {
+            throw .invalidValue(key: key, reason: "a recall names its scene: map a note or a program change with scene.recall NAME [TIME]")
+        }
+        if case .programChange = control {
+            throw .invalidValue(key: key, reason: "a program change recalls a scene (program CH N scene.recall NAME); map a fader, a knob or a note to \(key)")
+        }
         let family = kind.family
         guard family.midiMappable else {
             let movable = ParameterKind.allCases.map(\.family).filter(\.midiMappable).map(\.pattern)
@@ -160,13 +173,28 @@ public struct MIDIMapping: Hashable, Sendable {
         self.kind = kind
     }
 
+    /// A press of `control` (a note or a program change) recalls a scene, at once or over a time.
+    public init(control: MIDIControl, recall: SceneRecall) throws(CrosspointError) {
+        switch control {
+        case .note, .programChange: break
+        default:
+            throw .invalidValue(key: SceneRecall.key, reason: "a scene is recalled by a note or a program change (note CH N, program CH N), not by \(control)")
+        }
+        self.control = control
+        key = SceneRecall.key
+        kind = .sceneRecall
+        switchMode = nil
+        pickup = false
+        law = .recall(recall)
+    }
+
     /// The value of the key at a control position (0...1), for continuous keys; `sign` is the
     /// polarity a cross-point keeps (-1 or 1).
     public func value(position: Double, sign: Double = 1) -> Double {
         switch law {
         case .fader: sign < 0 ? -FaderLaw.gain(position: position) : FaderLaw.gain(position: position)
         case let .linear(range): range.lowerBound + min(max(position, 0), 1) * (range.upperBound - range.lowerBound)
-        case .onOff: position >= 0.5 ? 1 : 0
+        case .onOff, .recall: position >= 0.5 ? 1 : 0
         }
     }
 
@@ -176,7 +204,7 @@ public struct MIDIMapping: Hashable, Sendable {
         case .fader: FaderLaw.position(gain: value)
         case let .linear(range):
             range.upperBound > range.lowerBound ? min(max((value - range.lowerBound) / (range.upperBound - range.lowerBound), 0), 1) : 0
-        case .onOff: value >= 0.5 ? 1 : 0
+        case .onOff, .recall: value >= 0.5 ? 1 : 0
         }
     }
 }

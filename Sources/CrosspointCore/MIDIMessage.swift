@@ -10,11 +10,13 @@ public enum MIDIMessage: Hashable, Sendable, CustomStringConvertible {
     case noteOff(channel: UInt8, note: UInt8)
     /// 0...16383, centre 8192.
     case pitchBend(channel: UInt8, value: UInt16)
+    /// A program change (a scene's recall; never sent).
+    case programChange(channel: UInt8, program: UInt8)
 
     public var channel: UInt8 {
         switch self {
         case let .controlChange(channel, _, _), let .noteOn(channel, _, _), let .noteOff(channel, _),
-             let .pitchBend(channel, _): channel
+             let .pitchBend(channel, _), let .programChange(channel, _): channel
         }
     }
 
@@ -27,6 +29,8 @@ public enum MIDIMessage: Hashable, Sendable, CustomStringConvertible {
         case let .noteOff(channel, note): (0x90 | channel & 0x0F, note & 0x7F, 0)
         case let .pitchBend(channel, value): (0xE0 | channel & 0x0F, UInt8(truncatingIfNeeded: value) & 0x7F,
                                               UInt8(truncatingIfNeeded: value >> 7) & 0x7F)
+        // Two bytes on the wire: the third is not sent (the node sends no program change).
+        case let .programChange(channel, program): (0xC0 | channel & 0x0F, program & 0x7F, 0)
         }
     }
 
@@ -36,6 +40,7 @@ public enum MIDIMessage: Hashable, Sendable, CustomStringConvertible {
         case let .noteOn(channel, note, velocity): "note \(Int(channel) + 1) \(note) on \(velocity)"
         case let .noteOff(channel, note): "note \(Int(channel) + 1) \(note) off"
         case let .pitchBend(channel, value): "bend \(Int(channel) + 1) = \(value)"
+        case let .programChange(channel, program): "program \(Int(channel) + 1) \(program)"
         }
     }
 }
@@ -43,7 +48,7 @@ public enum MIDIMessage: Hashable, Sendable, CustomStringConvertible {
 /// Finds channel messages in MIDI 1.0 bytes, one byte at a time: running status, real-time
 /// bytes anywhere (even inside a message), SysEx and system common messages skipped, a message
 /// cut short by a new status dropped, data bytes without a status ignored. Messages Crosspoint
-/// does not act on (aftertouch, program change) are read and dropped.
+/// does not act on (aftertouch) are read and dropped.
 public struct MIDIParser: Sendable {
     /// The running status (0: none).
     private var status: UInt8 = 0
@@ -80,6 +85,8 @@ public struct MIDIParser: Sendable {
             first = byte
             held = 1
             guard needed == 1 else { return nil }
+            held = 0
+            return kind == 0xC0 ? .programChange(channel: status & 0x0F, program: first) : nil
         }
         held = 0
         let channel = status & 0x0F
@@ -88,7 +95,7 @@ public struct MIDIParser: Sendable {
         case 0x90: return byte == 0 ? .noteOff(channel: channel, note: first) : .noteOn(channel: channel, note: first, velocity: byte)
         case 0xB0: return .controlChange(channel: channel, controller: first, value: byte)
         case 0xE0: return .pitchBend(channel: channel, value: UInt16(first) | UInt16(byte) << 7)
-        default: return nil  // poly and channel pressure, program change
+        default: return nil  // poly and channel pressure
         }
     }
 }

@@ -48,13 +48,22 @@ extension MIDIMapping {
     /// Reads `CONTROL KEY [toggle|momentary] [nopickup]` (see `MIDISetup`).
     public init(text: String) throws(CrosspointError) {
         let words = text.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
-        let usage = "write CONTROL KEY [toggle|momentary] [nopickup], e.g. 'cc 1 7 gain.in.0' or 'note 1 60 mute.in.0 momentary'"
+        let usage = "write CONTROL KEY [toggle|momentary] [nopickup], e.g. 'cc 1 7 gain.in.0' or 'note 1 60 mute.in.0 momentary', or CONTROL scene.recall NAME [TIME]"
         guard let first = words.first else { throw .invalidValue(key: "midi.map", reason: "an empty mapping: \(usage)") }
         let controlWords = first.lowercased() == "bend" ? 2 : 3
         guard words.count > controlWords else {
             throw .invalidValue(key: "midi.map", reason: "'\(text.prefix(80))' names no key: \(usage)")
         }
         let control = try MIDIControl(text: words[..<controlWords].joinedBytes(separator: " "))
+        if words[controlWords] == SceneRecall.key {
+            // CONTROL scene.recall NAME [TIME]: a press recalls the scene.
+            let rest = Array(words[(controlWords + 1)...])
+            guard (1...2).contains(rest.count) else {
+                throw .invalidValue(key: "midi.map", reason: "'\(text.prefix(80))': write CONTROL scene.recall NAME [TIME], e.g. 'program 1 5 scene.recall show 10s'")
+            }
+            try self.init(control: control, recall: try SceneRecall(.names(rest)))
+            return
+        }
         var switchMode: Switch?, pickup: Bool?
         for option in words[(controlWords + 1)...] {
             switch option.lowercased() {
@@ -71,6 +80,9 @@ extension MIDIMapping {
 
     /// The mapping as `init(text:)` reads it, defaults left out.
     public var text: String {
+        if case let .recall(recall) = law {
+            return "\(control) \(key) " + (recall.milliseconds == 0 ? recall.name : "\(recall.name) \(Gain.format(recall.milliseconds))ms")
+        }
         var text = "\(control) \(key)"
         if switchMode == .momentary { text += " momentary" }
         if law != .onOff && !pickup { text += " nopickup" }

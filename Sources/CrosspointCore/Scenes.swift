@@ -46,8 +46,8 @@ extension Mixer {
         sceneSafes = keys
     }
 
-    /// The two scenes `scene.morph` moves between (none: no morph). New ends move nothing: the
-    /// fader's next move sets the mix between them.
+    /// The two scenes `scene.morph` moves between (none: no morph). New ends put the fader at 0
+    /// and move nothing: the fader's next move sets the mix between them.
     public mutating func setMorphScenes(_ names: [String]) throws(CrosspointError) {
         let key = "scene.morph.between"
         guard names.isEmpty || names.count == 2 else {
@@ -60,6 +60,8 @@ extension Mixer {
             guard names[0] != names[1] else { throw .invalidValue(key: key, reason: "names '\(names[0])' twice; give two scenes") }
             try checkMorph(names[0], names[1], key: key)
         }
+        // New ends put the fader at 0 (the first), moving nothing: its next move sets the mix.
+        if names != morphScenes { morphPosition = 0 }
         morphScenes = names
     }
 
@@ -72,13 +74,23 @@ extension Mixer {
 
     /// Moves the morph fader to `position` (0: the first scene of `scene.morph.between`, 1: the
     /// second): every key of the scenes not in the safes is set to where it is that far along
-    /// the way, and glides there over the ramp like any change. With no scenes to move between,
-    /// the position it reads (0) is taken as it is, and any other refused.
+    /// the way, and glides there over the ramp like any change. The position the fader is at
+    /// already moves nothing (its Props sent back as read, a controller repeating itself): keys
+    /// changed by hand since stay; `morph(to:)` moves there whatever the fader says.
     public mutating func setMorph(_ position: Double) throws(CrosspointError) {
         let key = "scene.morph"
         guard position.isFinite else { throw .notFinite(key: key, value: position) }
         guard (0...1).contains(position) else { throw .outOfRange(key: key, value: position, range: 0...1) }
-        if morphScenes.isEmpty && position == morphPosition { return }
+        if position == morphPosition { return }
+        try morph(to: position)
+    }
+
+    /// Sets every key of the two scenes of `scene.morph.between` (but the safes) to where it is
+    /// `position` of the way, and the fader there, even where the fader is already.
+    public mutating func morph(to position: Double) throws(CrosspointError) {
+        let key = "scene.morph"
+        guard position.isFinite else { throw .notFinite(key: key, value: position) }
+        guard (0...1).contains(position) else { throw .outOfRange(key: key, value: position, range: 0...1) }
         guard morphScenes.count == 2 else {
             throw .invalidValue(key: key, reason: "no scenes to morph between; set scene.morph.between to two scenes first")
         }
@@ -130,7 +142,7 @@ extension Mixer {
 
 /// A request to recall a scene over a time (`scene.recall`): `[ NAME ]` (at the ramp) or
 /// `[ NAME TIME ]`, TIME 0 to 60 s written `10s`, `2500ms` or `2500` (milliseconds).
-public struct SceneRecall: Equatable, Sendable {
+public struct SceneRecall: Hashable, Sendable {
     public static let key = "scene.recall"
     public static let timeRange: ClosedRange<Double> = 0...60_000
 

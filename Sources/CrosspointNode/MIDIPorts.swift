@@ -196,7 +196,11 @@ final class MIDIControlCenter: NodePart {
             }
             return
         }
-        if let next = apply(records, to: node.mixer, node: name) { node.play(next) }
+        var requests: [PropsCodec.Entry] = []
+        if let next = apply(records, to: node.mixer, node: name, requests: &requests) { node.play(next) }
+        // A scene's recall (a note or a program change mapped to scene.recall) is a request,
+        // handed to the part that claims it as a set-param's would be.
+        if !requests.isEmpty { _ = node.host?.takeRequests(requests) }
         sendFeedback(for: node.mixer)
     }
 
@@ -230,13 +234,17 @@ final class MIDIControlCenter: NodePart {
 
     /// The mixer after `records` (nil: nothing changed). A change a key refuses is logged and
     /// skipped; the rest apply.
-    private func apply(_ records: [MIDIRecord], to mixer: Mixer, node name: String) -> Mixer? {
+    private func apply(_ records: [MIDIRecord], to mixer: Mixer, node name: String, requests: inout [PropsCodec.Entry]) -> Mixer? {
         guard !records.isEmpty else { return nil }
         syncMappings(mixer)
         var next = mixer
         var changed = false
         for record in records {
             for change in mapper.changes(for: record, in: next) {
+                if change.parameter.kind.family.access == .writeOnly, case let .names(words) = change.value {
+                    requests.append(PropsCodec.Entry(key: change.parameter.key, value: .strings(words)))
+                    continue
+                }
                 do {
                     try next.set(change.parameter, to: change.value)
                     changed = true

@@ -200,7 +200,8 @@ struct SceneMorphCommand: ParsableCommand {
                 let names = between.split(separator: ",").map(String.init)
                 if names != m.morphScenes { try m.setMorphScenes(names) }
             }
-            try m.setMorph(position)
+            // Moved there even if the fader is there already (new ends, or keys changed by hand).
+            try m.morph(to: position)
         }
     }
 }

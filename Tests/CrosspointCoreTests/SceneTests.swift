@@ -134,6 +134,7 @@ import Testing
         #expect(throws: CrosspointError.self) { try m.setMorphScenes(["a", "b"]) }  // no such scenes
         #expect(throws: CrosspointError.self) { try m.setMorph(0.5) }  // nothing to morph between
         try m.setMorph(0)  // where the fader is: nothing moves
+        #expect(throws: CrosspointError.self) { try m.morph(to: 0) }  // but a move to it needs ends
         #expect(m == before, "nothing changed")
     }
 
@@ -156,6 +157,12 @@ import Testing
         #expect(m.inputGains[0] == 0.1 && m.masterGain == 0.5 && m.inputGains[1] == 0.8)
         try m.setMorph(0)
         #expect(m.inputGains[0] == 1 && m.masterGain == 1)
+        // The fader where it is moves nothing (Props sent back as read); morph(to:) moves anyway.
+        try m.setInputGain(0, 0.5)
+        try m.setMorph(0)
+        #expect(m.inputGains[0] == 0.5)
+        try m.morph(to: 0)
+        #expect(m.inputGains[0] == 1)
         // A scene of other channels cannot be an end of the fader.
         let wide = try Mixer(inputs: 3, outputs: 2, inputChannels: ["FL", "FR", "MIC"], outputChannels: ["FL", "FR"])
         try m.setScenes(m.scenes.map(\.text) + [Scene(name: "wide", of: wide).text])
@@ -204,5 +211,42 @@ import Testing
         var end = touched
         try morph.leaving(moved).apply(at: 1, to: &end)
         #expect(end.inputGains == [0.1, 0.9])
+    }
+
+    // MARK: MIDI recalls a scene
+
+    @Test func aNoteOrAProgramChangeMappedToSceneRecallAsksForTheScene() throws {
+        var setup = MIDISetup()
+        try setup.setMappings(["program 1 5 scene.recall show 10s", "note 2 60 scene.recall soundcheck"])
+        #expect(setup.texts == ["program 1 5 scene.recall show 10000ms", "note 2 60 scene.recall soundcheck"])
+        // Refused: a fader recalling, a recall without a scene, a program moving a gain, a bad time.
+        for bad in ["cc 1 7 scene.recall show", "note 1 60 scene.recall", "program 1 5 gain.in.0", "note 1 60 scene.recall show 2min",
+                    "program 1 128 scene.recall show", "program 1 5 scene.recall show 10s extra"] {
+            var other = MIDISetup()
+            #expect(throws: CrosspointError.self, "\(bad)") { try other.setMappings([bad]) }
+        }
+        // The parser reads a program change (two bytes, running status too).
+        var parser = MIDIParser()
+        let messages = [0xC0, 5, 7, 0xC1, 0].compactMap { parser.feed(UInt8($0)) }
+        #expect(messages == [.programChange(channel: 0, program: 5), .programChange(channel: 0, program: 7), .programChange(channel: 1, program: 0)])
+        // Through the inbox and the mapper: a press asks for the scene, a release nothing;
+        // another program or channel nothing.
+        let inbox = MIDIInbox.make()
+        defer { inbox.free() }
+        var mapper = MIDIMapper(setup.mappings)
+        var m = try Self.stereo()
+        try m.setScenes(["show in=FL,FR out=FL,FR", "soundcheck in=FL,FR out=FL,FR"])
+        func asked(_ messages: [MIDIMessage]) -> [ParameterValue] {
+            for message in messages { inbox.receive(message) }
+            return inbox.collect().flatMap { mapper.changes(for: $0, in: m) }.filter { $0.parameter.kind == .sceneRecall }.map(\.value)
+        }
+        #expect(asked([.programChange(channel: 0, program: 5)]) == [.names(["show", "10000ms"])])
+        #expect(asked([.programChange(channel: 0, program: 6), .programChange(channel: 2, program: 5)]).isEmpty)
+        #expect(asked([.noteOn(channel: 1, note: 60, velocity: 90)]) == [.names(["soundcheck"])])
+        #expect(asked([.noteOff(channel: 1, note: 60)]).isEmpty)
+        // What it asks for is a request the node's part takes: checked like a set-param's.
+        try m.set(Parameter(.sceneRecall), to: .names(["show", "10000ms"]))
+        // No feedback for a recall.
+        #expect(mapper.feedback(for: m).isEmpty)
     }
 }

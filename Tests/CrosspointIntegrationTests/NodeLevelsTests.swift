@@ -379,8 +379,17 @@ struct NodeLevelsTests {
         let meter = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "50"])
         try Wait.until("20 level updates in pw-mon", timeout: 15) { levelUpdates() >= 20 }
         // A real change, as a control: this one must show as changed params.
-        sandbox.run(["pw-cli", "set-param", "\(id)", "Props", #"{ params = [ "gain.master" 0.5 ] }"#])
-        try Wait.until("the control change in pw-mon") { paramUpdates() >= 1 }
+        let set = sandbox.run(["pw-cli", "set-param", "\(id)", "Props", #"{ params = [ "gain.master" 0.5 ] }"#])
+        #expect(set.succeeded, "pw-cli set-param: \(set.status) \(set.stderr)")
+        do {
+            try Wait.until("the control change in pw-mon") { paramUpdates() >= 1 }
+        } catch {
+            // Which one was wrong: the node (its Props in pw-dump), or pw-mon (what it printed last).
+            let props = (try? Graph(sandbox).params(of: "xp-levels"))?["gain.master"].map { "\($0)" } ?? "?"
+            let tail = ((try? String(contentsOfFile: monitor, encoding: .utf8)) ?? "").suffix(1500)
+            Issue.record("no Props change in pw-mon; pw-dump has gain.master = \(props); pw-mon's last lines:\n\(tail)")
+            throw error
+        }
         usleep(500_000)  // more level updates, for any republishing of Props to show
         #expect(meter.interrupt() == 0)
         usleep(300_000)  // what the meter's release would republish, seen

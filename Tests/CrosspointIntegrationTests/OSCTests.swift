@@ -118,6 +118,19 @@ struct OSCTests {
             sandbox.float(graph.params(of: "crosspoint")["gain.in.0"]).map { abs($0 - 199.0 / 400) < 1e-6 } ?? false
         }
         #expect(server.isRunning)
+
+        // A scene's recall, a request and not a setting, from a controller's button: the mix as
+        // stored comes back (issue 31).
+        let stored = sandbox.crosspoint("scene", "store", "crosspoint", "start")
+        #expect(stored.succeeded, "\(stored.stderr)")
+        send("/crosspoint/crosspoint/gain.in.0", .float(0.125))
+        _ = try sandbox.waitFor("gain.in.0 moved") { sandbox.float($0.params(of: "crosspoint")["gain.in.0"]) == 0.125 }
+        send("/crosspoint/crosspoint/scene.recall", .string("start"))
+        _ = try sandbox.waitFor("the scene recalled by OSC") { graph in
+            sandbox.float(graph.params(of: "crosspoint")["gain.in.0"]).map { abs($0 - 199.0 / 400) < 1e-6 } ?? false
+        }
+        send("/crosspoint/crosspoint/scene.recall", .string("nowhere"))
+        try wait("the log to name the missing scene") { rig.log.contains("no scene 'nowhere'") }
     }
 
     /// Only the user controls the mix: a sender is heard once it sent the token from its address

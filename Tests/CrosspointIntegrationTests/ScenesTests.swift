@@ -107,8 +107,12 @@ struct ScenesTests {
             worstDB = max(worstDB, abs(db[k] - (-20 * f)))
             worstFactor = max(worstFactor, abs(factor[k] - cos(f * .pi / 2)))
         }
+        // Both within 150 ms of their curves: 0.3 dB on the line of 2 dB a second, 0.025 on the fade
+        // whose steepest slope is 0.16 a second. The node sets every value every 20 ms on its main
+        // loop, each from the clock (a late step is not carried on), and the audio glides to it:
+        // what a loaded machine delays a step by shows here, nothing adds up.
         #expect(worstDB <= 0.3, "out 0 against the line from 0 to -20 dB over 10 s: \(worstDB) dB off at worst: \(summary())")
-        #expect(worstFactor <= 0.01, "out 1 against the equal-power fade over 10 s: \(worstFactor) off at worst: \(summary())")
+        #expect(worstFactor <= 0.025, "out 1 against the equal-power fade over 10 s: \(worstFactor) off at worst: \(summary())")
         // Monotonic: never back up (beyond what reading a window of a gliding gain can show).
         for k in 1..<starts.count {
             #expect(db[k] <= db[k - 1] + 0.01 && factor[k] <= factor[k - 1] + 0.001,
@@ -233,5 +237,43 @@ extension ScenesTests {
         _ = try sandbox.waitFor("the band node back") { $0.nodeID(band) != nil }
         _ = try Wait.forValue("its scenes back", timeout: 5) { () -> Bool? in (try? scenes(band)) == before ? true : nil }
         #expect(try Graph(sandbox).params(of: band)["scene.safe"].map { "\($0)" }?.contains("gain.master") == true)
+    }
+}
+
+extension ScenesTests {
+    /// A controller recalls scenes (a program change, a pad's note) and drives the morph fader
+    /// (a knob), played by pw-cat from a MIDI file into the node's midi_in port.
+    @Test func aProgramChangeOrANoteRecallsAScene_AndAKnobDrivesTheMorphFader() throws {
+        let band = "xp-band"
+        defer {
+            _ = sandbox.crosspoint("param", band, "midi", "off", "midi.map", "none")
+            _ = sandbox.crosspoint("scene", "remove", band, "all")
+            _ = sandbox.crosspoint("param", band, "gain.in.guitar", "1")
+        }
+        expectSuccess(sandbox.crosspoint("scene", "store", band, "loud"), "store loud")
+        expectSuccess(sandbox.crosspoint("param", band, "gain.in.guitar", "0.1"), "guitar down")
+        expectSuccess(sandbox.crosspoint("scene", "store", band, "quiet"), "store quiet")
+        expectSuccess(sandbox.crosspoint("scene", "recall", band, "loud", "--wait"), "back to loud")
+        expectSuccess(sandbox.crosspoint("param", band, "midi", "on", "midi.map",
+                                         "program 1 5 scene.recall quiet, note 1 60 scene.recall loud, cc 1 20 scene.morph nopickup"),
+                      "the mappings")
+        _ = try sandbox.waitFor("the MIDI ports") { $0.ports(of: band, direction: "input").count == 3 }
+        func play(_ events: [(Double, [UInt8])]) throws {
+            let file = NSTemporaryDirectory() + "crosspoint-scenes-\(UInt32.random(in: 0..<UInt32.max)).mid"
+            try MIDIFile(events: events, leadIn: 1).data.write(to: URL(fileURLWithPath: file))
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            try sandbox.playMIDI(file, into: "\(band):midi_in")
+        }
+        func guitar() throws -> Double? { try prop(band, "gain.in.1") }
+        try play([(0, [0xC0, 5])])
+        _ = try Wait.forValue("the program change's scene", timeout: 5) { () -> Bool? in (try? guitar()) == 0.1 ? true : nil }
+        try play([(0, [0x90, 60, 100]), (0.05, [0x80, 60, 0])])
+        _ = try Wait.forValue("the note's scene", timeout: 5) { () -> Bool? in (try? guitar()) == 1 ? true : nil }
+        // The knob: the fader between loud (0) and quiet (1), at the top.
+        expectSuccess(sandbox.crosspoint("param", band, "scene.morph.between", "loud,quiet"), "the fader's ends")
+        try play([(0, [0xB0, 20, 127])])
+        _ = try Wait.forValue("the knob at the top", timeout: 5) { () -> Bool? in
+            (try? guitar()).map { abs($0 - 0.1) < 1e-6 } == true && (try? prop(band, "scene.morph")) == 1 ? true : nil
+        }
     }
 }

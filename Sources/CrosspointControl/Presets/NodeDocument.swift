@@ -19,10 +19,12 @@ package struct NodeDocument: Encodable {
     /// What the node says of each of its virtual devices, by device name (its property
     /// `crosspoint.devices`): `ready (node 42)`, `being made`, `waiting (node 57 has this name)`.
     package var deviceStatus: [String: String] = [:]
+    /// Where the morph fader is (`scene.morph`: not a preset's, the gains carry what it made).
+    package var morph: Double = 0
 
     /// The keys that describe the node and are not applied by `load`.
     package static let descriptiveKeys: Set<String> = ["id", "name", "description", "input.ports", "output.ports", "input.links", "output.links",
-                                               "sinks", "device.streams", "device.status"]
+                                               "sinks", "device.streams", "device.status", "scene.morph"]
 
     /// The keys of a preset, as Core reads one (those written only when set included:
     /// `midi`, `devices`, `delay.out`...).
@@ -31,7 +33,7 @@ package struct NodeDocument: Encodable {
     package enum Keys: String, CodingKey {
         case id, name, description
         case inputPorts = "input.ports", outputPorts = "output.ports", inputLinks = "input.links", outputLinks = "output.links"
-        case sinks, deviceStreams = "device.streams", deviceStatus = "device.status"
+        case sinks, deviceStreams = "device.streams", deviceStatus = "device.status", morph = "scene.morph"
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -47,5 +49,6 @@ package struct NodeDocument: Encodable {
         try c.encode(sinks, forKey: .sinks)
         try c.encode(deviceStreams, forKey: .deviceStreams)
         try c.encode(deviceStatus, forKey: .deviceStatus)
+        try c.encode(morph, forKey: .morph)
     }
 }

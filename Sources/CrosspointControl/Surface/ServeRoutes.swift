@@ -153,6 +153,15 @@ package enum ServeRoutes {
                 do { return try SurfaceAPI.load(name, from: store, node: node, session) } catch { throw APIError.from(error, key: "name") }
             })
         }
+        router.post("/api/nodes/:node/scenes") { request, context in
+            let node = try node(context)
+            guard case let .string(name) = try await body(request, keys: ["store"])["store"] else {
+                throw APIError(400, "expected {\"store\": SCENE-NAME}", key: "store")
+            }
+            return json(try await surface.perform { session in
+                do { return try SurfaceAPI.storeScene(name, node: node, session) } catch { throw APIError.from(error, key: "store") }
+            })
+        }
         router.post("/api/nodes/:node/learn") { request, context in
             let node = try node(context)
             let body = try await body(request, keys: ["key"])

@@ -22,8 +22,14 @@ package enum SurfaceAPI {
         let report = Reporter.capturing()
         var order: [Parameter] = []
         var notes: [String] = []
-        try session.change(target, exact: true, keys: { order }, report: report) { m in
-            order += try set(items, on: &m, notes: &notes)
+        var requests: [(Parameter, ParameterValue)] = []
+        let after = try session.change(target, exact: true, keys: { order }, report: report) { m in
+            order += try set(items, on: &m, notes: &notes, requests: &requests)
+        }
+        // Requests to the running node (`scene.recall`), after the settings they came with.
+        for (p, value) in requests {
+            try session.request(target, p, value, against: after)
+            report.say("\(target.name): \(p.key) \(value)")
         }
         for note in notes { report.warn(note) }
         return try answer(report, session, target)
@@ -35,7 +41,8 @@ package enum SurfaceAPI {
         let target = try session.target(token)
         var m = try session.mixer(of: target)
         var notes: [String] = []
-        _ = try set(items, on: &m, notes: &notes)
+        var requests: [(Parameter, ParameterValue)] = []
+        _ = try set(items, on: &m, notes: &notes, requests: &requests)
     }
 
     /// The list of KEY, VALUE items of `{"params": [...]}`.
@@ -53,14 +60,16 @@ package enum SurfaceAPI {
     }
 
     /// Sets every pair on `m`, in order; returns the keys to send.
-    private static func set(_ items: [JSONValue], on m: inout Mixer, notes: inout [String]) throws -> [Parameter] {
+    private static func set(
+        _ items: [JSONValue], on m: inout Mixer, notes: inout [String], requests: inout [(Parameter, ParameterValue)]
+    ) throws -> [Parameter] {
         var order: [Parameter] = []
         for k in stride(from: 0, to: items.count, by: 2) {
             guard case let .string(key) = items[k] else {
                 throw APIError(400, "params[\(k)]: expected a key such as \"matrix.0.1\", got \(items[k].compactText.printable)", key: "params")
             }
             do {
-                order += try set(key, items[k + 1], on: &m, notes: &notes)
+                order += try set(key, items[k + 1], on: &m, notes: &notes, requests: &requests)
             } catch let error as APIError {
                 throw error
             } catch let error as CrosspointError {
@@ -100,7 +109,9 @@ package enum SurfaceAPI {
     }
 
     /// Sets one key on the mixer; returns the keys to send.
-    private static func set(_ key: String, _ json: JSONValue, on m: inout Mixer, notes: inout [String]) throws -> [Parameter] {
+    private static func set(
+        _ key: String, _ json: JSONValue, on m: inout Mixer, notes: inout [String], requests: inout [(Parameter, ParameterValue)]
+    ) throws -> [Parameter] {
         if key == Preset.masterMuteKey {
             guard case let .bool(mute) = json else { throw APIError(400, "\(key): expected true or false", key: key) }
             m.setMasterMute(mute)
@@ -121,6 +132,9 @@ package enum SurfaceAPI {
         }
         let value: ParameterValue
         switch json {
+        case let .string(text) where p.kind == .sceneRecall:
+            // OSC's `s "show 10s"`: the name and the time in one string.
+            value = .names(text.split(separator: " ").map(String.init))
         case let .string(text) where p.kind.family.type == .float:
             // Gains and the ramp as typed (`-6dB`, `2x`, `10ms`), by the command line's rules;
             // every other key takes its JSON type (true/false, a number, a list), not text.
@@ -149,6 +163,11 @@ package enum SurfaceAPI {
             throw APIError(400, "\(key): expects \(expected), got \(json.compactText.prefix(40).description.printable)", key: key)
         }
         try m.set(p, to: value)
+        if p.kind == .sceneRecall {
+            // A request, checked here against the node's scenes, sent once the rest is.
+            requests.append((p, value))
+            return []
+        }
         return Parameter.keysSent(for: p, m)
     }
 
@@ -176,6 +195,25 @@ package enum SurfaceAPI {
         let text = try NodeJSON.document(session, token)
         try store.write(name, text)
         return JSONValue.object([("saved", .string(name))]).compactText
+    }
+
+    /// Stores node `token`'s mix as scene `name` (replacing one of that name), as `crosspoint
+    /// scene store` does. Answers as a change set does.
+    package static func storeScene(_ name: String, node token: String, _ session: Session) throws -> String {
+        let target = try session.target(token)
+        let report = Reporter.capturing()
+        do {
+            try Scene.checkName(name)
+            try session.change(target, keys: { [Parameter(.scenes)] }, report: report) { m in
+                let line = Scene(name: name, of: m).text
+                var lines = m.scenes.map(\.text)
+                if let at = m.scenes.firstIndex(where: { $0.name == name }) { lines[at] = line } else { lines.append(line) }
+                try m.setScenes(lines)
+            }
+        } catch let error as CrosspointError {
+            throw APIError(400, error.description, key: "name")
+        }
+        return try answer(report, session, target)
     }
 
     /// One reading of node `token`'s levels, as `crosspoint meter --once --json` prints it.

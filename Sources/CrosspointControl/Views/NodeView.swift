@@ -81,6 +81,7 @@ package struct NodeView {
             document.deviceStreams[device.name] = names
         }
         document.deviceStatus = deviceStatus
+        document.morph = mixer.morphPosition
         return document
     }
 

@@ -486,6 +486,7 @@ function renderHeader() {
   mm.setAttribute('aria-pressed', String(muted));
   mm.textContent = muted ? 'Muted' : 'Mute';
   document.body.classList.toggle('master-muted', muted);
+  renderScenes();
   for (const [id, v] of [['ramp', n && value('ramp.ms')], ['inputs-count', n && n.inputs], ['outputs-count', n && n.outputs]]) {
     const f = $(id);
     f.disabled = !n;
@@ -556,6 +557,64 @@ async function loadPresets(select) {
   if (keep && S.presets.some((p) => p.name === keep)) list.value = keep;
   $('preset-load').disabled = $('preset-delete').disabled = !S.presets.length;
 }
+/* scenes (README: Scenes): the node's scenes by name, a recall over a time (the node moves by
+ * itself), storing the mix, and the morph fader when scene.morph.between names two scenes. */
+function sceneNames() {
+  const lines = (S.node && S.node.scenes) || [];
+  return lines.map((line) => String(line).split(' ')[0]);
+}
+function renderScenes() {
+  const n = S.node, names = sceneNames(), list = $('scene-list');
+  const shown = Array.from(list.options).map((o) => o.value).filter((v) => v);
+  if (shown.join(' ') !== names.join(' ')) {
+    const keep = list.value;
+    list.textContent = '';
+    if (!names.length) list.append(h('option', { value: '', text: 'no scenes yet' }));
+    for (const nm of names) list.append(h('option', { value: nm, text: nm }));
+    if (names.includes(keep)) list.value = keep;
+  }
+  $('scene-recall').disabled = !n || !names.length;
+  $('scene-store').disabled = !n;
+  const between = (n && n['scene.morph.between']) || [];
+  const group = $('morph-group'), fader = $('scene-morph');
+  group.hidden = between.length !== 2;
+  if (between.length === 2) {
+    $('morph-from').textContent = between[0];
+    $('morph-to').textContent = between[1];
+    const pos = value('scene.morph');
+    if (document.activeElement !== fader && typeof pos === 'number' && fader.value !== String(pos)) fader.value = String(pos);
+    fader.setAttribute('aria-valuetext', Math.round(100 * Number(fader.value)) + '% from ' + between[0] + ' to ' + between[1]);
+  }
+}
+function sceneControls() {
+  const list = $('scene-list'), name = $('scene-name');
+  const recall = async () => {
+    const nm = list.value;
+    if (!nm || S.nodeId == null) return;
+    const time = $('scene-time').value.trim() || '0';
+    try {
+      await Q.put('scene.recall', time === '0' || time === '0s' ? [nm] : [nm, time], true);
+      notice('Recalling ' + nm + (time === '0' || time === '0s' ? '' : ' over ' + time));
+    } catch (e) { toast(e.message); }
+  };
+  $('scene-recall').addEventListener('click', recall);
+  const store = async () => {
+    const nm = name.value.trim() || list.value;
+    if (!nm) { toast('Type a name for the scene'); name.focus(); return; }
+    if (S.nodeId == null) return;
+    try {
+      const r = await api('api/nodes/' + encodeURIComponent(S.nodeId) + '/scenes', 'POST', { store: nm });
+      if (r && r.node) applyNode(r.node, false);
+      list.value = nm;
+      notice('Stored ' + nm);
+    } catch (e) { toast(e.message); }
+  };
+  $('scene-store').addEventListener('click', store);
+  name.addEventListener('keydown', (e) => { if (e.key === 'Enter') store(); });
+  // The fader sends as it moves (the queue keeps the last of a burst), as a gain's drag does.
+  $('scene-morph').addEventListener('input', (e) => change('scene.morph', Number(e.target.value)));
+}
+
 function presetControls() {
   const list = $('preset-list'), name = $('preset-name');
   list.addEventListener('change', () => { if (list.value) name.value = list.value; });
@@ -2080,6 +2139,7 @@ function boot() {
   numberField('inputs-count', 'inputs');
   numberField('outputs-count', 'outputs');
   presetControls();
+  sceneControls();
   deviceControls();
   appControls();
   $('error').addEventListener('click', () => { $('error').hidden = true; });
