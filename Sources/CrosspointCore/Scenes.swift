@@ -29,6 +29,17 @@ extension Mixer {
         scenes = parsed
     }
 
+    /// Stores the mix as it is now as scene `name`, in the place of one of that name or after
+    /// the others (`crosspoint scene store`, the surface's Store). Nothing changes if the name
+    /// is not one or the node holds its most scenes already.
+    public mutating func storeScene(named name: String) throws(CrosspointError) {
+        try Scene.checkName(name)
+        let line = Scene(name: name, of: self).text
+        var lines = scenes.map(\.text)
+        if let at = scenes.firstIndex(where: { $0.name == name }) { lines[at] = line } else { lines.append(line) }
+        try setScenes(lines)
+    }
+
     /// Replaces the recall safes: keys of a scene (`gain.in.mic`, `gain.master`), by channel
     /// name or index, kept as written; a key this node has no channel for is kept and does
     /// nothing.
@@ -78,9 +89,8 @@ extension Mixer {
     /// already moves nothing (its Props sent back as read, a controller repeating itself): keys
     /// changed by hand since stay; `morph(to:)` moves there whatever the fader says.
     public mutating func setMorph(_ position: Double) throws(CrosspointError) {
-        let key = "scene.morph"
-        guard position.isFinite else { throw .notFinite(key: key, value: position) }
-        guard (0...1).contains(position) else { throw .outOfRange(key: key, value: position, range: 0...1) }
+        // The fader's position is always in 0...1: one that is not (or NaN) is not it, and
+        // `morph(to:)` refuses it.
         if position == morphPosition { return }
         try morph(to: position)
     }

@@ -13,10 +13,10 @@ import Glibc
 /// sets each key to where its curve is (gains in dB, equal power where a cross-point fades in or
 /// out) and hands the renderer the new plan with its changes gliding over two steps
 /// (`glideMilliseconds`), so the audio follows the curve by straight lines, sample by sample,
-/// each taking the last on from where it is: never a step. The render cycle sees an ordinary ramp, which it already makes without
-/// allocating; computing 4,096 curves (exp, sin) per block there would cost the data thread
-/// more than the ramps do, and a new plan, which a change of ports or delays needs, can only be
-/// allocated here.
+/// each taking the last on from where it is: never a step. The render cycle sees an ordinary
+/// ramp, which it already makes without allocating; computing 4,096 curves (exp, sin) per block
+/// there would cost the data thread more than the ramps do, and a new plan, which a change of
+/// ports or delays needs, can only be allocated here.
 ///
 /// A change someone makes meanwhile to a key the recall moves (a fader, a set-param, MIDI)
 /// takes that key out of the move: it stays where they put it. A change of the node's channels
@@ -95,7 +95,7 @@ final class SceneMotion: NodePart {
         step()
     }
 
-    /// Sets every moving key to where its curve is now, and plays it gliding over one step.
+    /// Sets every moving key to where its curve is now, and plays it gliding over two steps.
     private func step() {
         guard var m = move else { return }
         let now = Self.now(), current = node.mixer

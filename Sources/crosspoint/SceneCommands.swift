@@ -68,11 +68,7 @@ struct SceneStoreCommand: ParsableCommand {
 
     func run() throws {
         try connection.connect().change(node: node, keys: [Parameter(.scenes)], report: output.reporter) { m in
-            let scene = Scene(name: name, of: m)
-            try Scene.checkName(name)
-            var lines = m.scenes.map(\.text)
-            if let at = m.scenes.firstIndex(where: { $0.name == name }) { lines[at] = scene.text } else { lines.append(scene.text) }
-            try m.setScenes(lines)
+            try m.storeScene(named: name)
         }
     }
 }

@@ -26,7 +26,7 @@ package enum SurfaceAPI {
         let after = try session.change(target, exact: true, keys: { order }, report: report) { m in
             order += try set(items, on: &m, notes: &notes, requests: &requests)
         }
-        // Requests to the running node (`scene.recall`), after the settings they came with.
+        // Requests to the running node (write-only keys: `scene.recall`), after the settings they came with.
         for (p, value) in requests {
             try session.request(target, p, value, against: after)
             report.say("\(target.name): \(p.key) \(value)")
@@ -132,8 +132,8 @@ package enum SurfaceAPI {
         }
         let value: ParameterValue
         switch json {
-        case let .string(text) where p.kind == .sceneRecall:
-            // OSC's `s "show 10s"`: the name and the time in one string.
+        case let .string(text) where p.kind.family.access == .writeOnly && p.kind.family.type == .names:
+            // A request's words in one string, as OSC sends them: `s "show 10s"`.
             value = .names(text.split(separator: " ").map(String.init))
         case let .string(text) where p.kind.family.type == .float:
             // Gains and the ramp as typed (`-6dB`, `2x`, `10ms`), by the command line's rules;
@@ -163,8 +163,9 @@ package enum SurfaceAPI {
             throw APIError(400, "\(key): expects \(expected), got \(json.compactText.prefix(40).description.printable)", key: key)
         }
         try m.set(p, to: value)
-        if p.kind == .sceneRecall {
-            // A request, checked here against the node's scenes, sent once the rest is.
+        if p.kind.family.access == .writeOnly {
+            // A request to the running node (`scene.recall`), checked here as the node will
+            // check it, sent once the settings of the same set are.
             requests.append((p, value))
             return []
         }
@@ -203,16 +204,11 @@ package enum SurfaceAPI {
         let target = try session.target(token)
         let report = Reporter.capturing()
         do {
-            try Scene.checkName(name)
-            try session.change(target, keys: { [Parameter(.scenes)] }, report: report) { m in
-                let line = Scene(name: name, of: m).text
-                var lines = m.scenes.map(\.text)
-                if let at = m.scenes.firstIndex(where: { $0.name == name }) { lines[at] = line } else { lines.append(line) }
-                try m.setScenes(lines)
-            }
-        } catch let error as CrosspointError {
+            try Scene.checkName(name)  // refused before the node is read
+        } catch {
             throw APIError(400, error.description, key: "name")
         }
+        try session.change(target, keys: { [Parameter(.scenes)] }, report: report) { m in try m.storeScene(named: name) }
         return try answer(report, session, target)
     }
 
