@@ -225,11 +225,20 @@ struct NodeLevelsTests {
         // The slow watcher alone: back to its interval at once (the fast one released its lease).
         try waitForProperty(sandbox, "xp-levels", timeout: 1.5, "the slow interval again") { ($0 ?? "").contains("\"interval\":200") }
         usleep(1_500_000)
-        let slowAfter = slow.readings.count
+        let readings = slow.readings, slowAfter = readings.count
         #expect(slowAfter - slowBefore >= 5, "the slow watcher still gets readings: \(slowAfter - slowBefore)")
-        for reading in slow.readings.suffix(5) {
-            #expect(near(level(reading, "inputs", 0).peak, -12) && near(level(reading, "outputs", 1).rms, -15), "\(reading)")
+        // Every reading the slow watcher got alone reads the tone: its peak, and output 1 (at unity)
+        // the same as input 0. A window holding blocks the player delivered late (a loaded machine:
+        // CI saw -17.9 dB on the input and the output alike) reads an RMS under the tone's, never
+        // over it; and one reading at least is the tone's whole (a window miscounted when the
+        // interval changed back would read every one of them wrong).
+        let alone = Array(readings.suffix(slowAfter - slowBefore))
+        for reading in alone {
+            let in0 = level(reading, "inputs", 0), out1 = level(reading, "outputs", 1)
+            #expect(near(in0.peak, -12) && near(out1.peak, -12), "\(reading)")
+            #expect(near(out1.rms, in0.rms ?? 0, 0.1) && (in0.rms ?? 0) <= -14.7, "\(reading)")
         }
+        #expect(alone.contains { near(level($0, "outputs", 1).rms, -15) }, "\(alone)")
         #expect(slow.interrupt() == 0)
         try waitForProperty(sandbox, "xp-levels", timeout: 1.5, "the node to stop publishing") { $0 == "" }
     }
