@@ -51,6 +51,9 @@ public struct DuckingEnvelope: Sendable, Equatable {
         return s.depth * min((level - s.threshold) / s.knee, 1)
     }
 
+    /// Ends the hold (a rule switched off): the reduction comes back along the release at once.
+    public mutating func skipHold() { holding = 0 }
+
     /// One block of `seconds` whose trigger measured `level` dBFS: the reduction at its end.
     public mutating func process(level: Double, seconds: Double) -> Double {
         let s = settings

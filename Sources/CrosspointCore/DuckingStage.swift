@@ -8,7 +8,10 @@ import Synchronization
 /// lowered channel aims at the deepest reduction of the rules lowering it (not the sum), and
 /// glides to it over the block, as a gain change glides. Lowered inputs are scaled into scratch
 /// that the matrix reads instead; lowered outputs are scaled in place after the matrix wrote
-/// them, before their delay.
+/// them, before their delay. A lowered cross-point is corrected in its output after the
+/// matrix wrote it, before the output's own scaling: the output gets (factor - 1) times the
+/// cross-point's effective gain times its input added, so it holds the cross-point at the
+/// factor (nothing added at unity: an output no rule touches stays bit-identical).
 ///
 /// A stage also keeps the channels earlier rules lowered (`MatrixMixer` remembers them): a
 /// channel no rule lowers any more glides back to unity over one block instead of jumping.
@@ -36,13 +39,20 @@ struct DuckingStage {
     let triggers: UnsafeMutablePointer<Int32>
     let lowered: UnsafeMutablePointer<Int32>
     /// The channels the stage scales, one slot each: inputs first (`inputSlots` of them), then
-    /// outputs; `slotChannel[k]` is the channel's index.
+    /// outputs (up to `crosspointSlots`), then cross-points; `slotChannel[k]` is the channel's
+    /// index (a cross-point's: input << 16 | output).
     let slotCount: Int
     let inputSlots: Int
+    let crosspointSlots: Int
     let slotChannel: UnsafeMutablePointer<Int32>
     /// Per output of the plan, its slot or -1.
     let outputSlot: UnsafeMutablePointer<Int32>
     let outputs: Int
+    /// Output j's lowered cross-points: `crossInput[c]` and `crossSlot[c]` for c in
+    /// `crossStart[j] ..< crossStart[j + 1]`.
+    let crossStart: UnsafeMutablePointer<Int32>
+    let crossInput: UnsafeMutablePointer<Int32>
+    let crossSlot: UnsafeMutablePointer<Int32>
     /// Per slot (render thread): the factor at the start of the block, at its end, and the
     /// reduction aimed at (dB).
     let from: UnsafeMutablePointer<Float>
@@ -54,11 +64,12 @@ struct DuckingStage {
     let pointers: UnsafeMutablePointer<UnsafePointer<Float>?>
     let inputs: Int
 
-    /// A stage for `mixer`'s rules, managing also the channels `alsoInputs` and `alsoOutputs`
-    /// (indices lowered by earlier rules); nil when there is nothing to manage.
-    static func make(for mixer: Mixer, alsoInputs: Set<Int>, alsoOutputs: Set<Int>) -> UnsafeMutablePointer<DuckingStage>? {
-        var inputSlot: [Int: Int] = [:], outputSlotOf: [Int: Int] = [:]
-        var slotInputs: [Int32] = [], slotOutputs: [Int32] = []
+    /// A stage for `mixer`'s rules, managing also the channels `alsoInputs`, `alsoOutputs` and
+    /// `alsoCrosspoints` (lowered by earlier rules); nil when there is nothing to manage.
+    static func make(for mixer: Mixer, alsoInputs: Set<Int>, alsoOutputs: Set<Int>,
+                     alsoCrosspoints: Set<DuckingRule.CrosspointIndex> = []) -> UnsafeMutablePointer<DuckingStage>? {
+        var inputSlot: [Int: Int] = [:], outputSlotOf: [Int: Int] = [:], crossSlotOf: [DuckingRule.CrosspointIndex: Int] = [:]
+        var slotInputs: [Int32] = [], slotOutputs: [Int32] = [], slotCrosspoints: [DuckingRule.CrosspointIndex] = []
         func slot(input i: Int) -> Int {
             if let k = inputSlot[i] { return k }
             inputSlot[i] = slotInputs.count
@@ -71,26 +82,37 @@ struct DuckingStage {
             slotOutputs.append(Int32(j))
             return slotOutputs.count - 1
         }
+        func slot(crosspoint c: DuckingRule.CrosspointIndex) -> Int {
+            if let k = crossSlotOf[c] { return k }
+            crossSlotOf[c] = slotCrosspoints.count
+            slotCrosspoints.append(c)
+            return slotCrosspoints.count - 1
+        }
         // Every rule of the mixer, in its order (its reduction is published at its index); one
         // whose channels the mixer no longer has keeps its place, with nothing to measure or lower.
-        var rules: [(rule: DuckingRule, triggers: [Int], inputs: [Int], outputs: [Int])] = []
+        var rules: [(rule: DuckingRule, triggers: [Int], inputs: [Int], outputs: [Int], crosspoints: [DuckingRule.CrosspointIndex])] = []
         for rule in mixer.ducking.prefix(DuckingRule.limit) {
-            var (t, i, o) = rule.indices(in: mixer)
-            if t.isEmpty || (i.isEmpty && o.isEmpty) { (t, i, o) = ([], [], []) }
-            rules.append((rule, t, i, o))
+            var (t, i, o, c) = rule.indices(in: mixer)
+            if t.isEmpty || (i.isEmpty && o.isEmpty && c.isEmpty) { (t, i, o, c) = ([], [], [], []) }
+            rules.append((rule, t, i, o, c))
             for x in i { _ = slot(input: x) }
             for x in o { _ = slot(output: x) }
+            for x in c { _ = slot(crosspoint: x) }
         }
         for i in alsoInputs.sorted() where i < mixer.inputs { _ = slot(input: i) }
         for j in alsoOutputs.sorted() where j < mixer.outputs { _ = slot(output: j) }
-        let slots = slotInputs.count + slotOutputs.count
+        for c in alsoCrosspoints.sorted(by: { ($0.output, $0.input) < ($1.output, $1.input) })
+            where c.input < mixer.inputs && c.output < mixer.outputs { _ = slot(crosspoint: c) }
+        let slots = slotInputs.count + slotOutputs.count + slotCrosspoints.count
         guard slots > 0 || !rules.isEmpty else { return nil }
+        let firstCrosspoint = slotInputs.count + slotOutputs.count
 
         var triggers: [Int32] = [], lowered: [Int32] = [], made: [Rule] = []
-        for (rule, t, i, o) in rules {
+        for (rule, t, i, o, c) in rules {
             let triggerStart = Int32(triggers.count), lowerStart = Int32(lowered.count)
             triggers += t.map { Int32($0) }
             lowered += i.map { Int32(slot(input: $0)) } + o.map { Int32(slotInputs.count + slot(output: $0)) }
+                + c.map { Int32(firstCrosspoint + slot(crosspoint: $0)) }
             var hasher = Hasher()
             hasher.combine(rule.detect == .peak)
             hasher.combine(t)
@@ -101,6 +123,17 @@ struct DuckingStage {
         let m = mixer.outputs, n = mixer.inputs
         var outputSlot = [Int32](repeating: -1, count: m)
         for (k, j) in slotOutputs.enumerated() { outputSlot[Int(j)] = Int32(slotInputs.count + k) }
+        // The cross-points by output.
+        var crossStart = [Int32](repeating: 0, count: m + 1), crossInput: [Int32] = [], crossSlot: [Int32] = []
+        for j in 0..<m {
+            crossStart[j] = Int32(crossInput.count)
+            for (k, c) in slotCrosspoints.enumerated() where c.output == j {
+                crossInput.append(Int32(c.input))
+                crossSlot.append(Int32(firstCrosspoint + k))
+            }
+        }
+        crossStart[m] = Int32(crossInput.count)
+        let channels = slotInputs + slotOutputs + slotCrosspoints.map { Int32($0.input << 16 | $0.output) }
 
         var layout = BlockLayout()
         let stageAt = layout.reserve(DuckingStage.self, 1)
@@ -109,6 +142,9 @@ struct DuckingStage {
         let loweredAt = layout.reserve(Int32.self, lowered.count)
         let slotChannelAt = layout.reserve(Int32.self, slots)
         let outputSlotAt = layout.reserve(Int32.self, m)
+        let crossStartAt = layout.reserve(Int32.self, m + 1)
+        let crossInputAt = layout.reserve(Int32.self, crossInput.count)
+        let crossSlotAt = layout.reserve(Int32.self, crossSlot.count)
         let fromAt = layout.reserve(Float.self, slots)
         let toAt = layout.reserve(Float.self, slots)
         let aimAt = layout.reserve(Double.self, slots)
@@ -118,8 +154,11 @@ struct DuckingStage {
         return block.array(at: stageAt, repeating: DuckingStage(
             ruleCount: made.count, rules: block.array(at: rulesAt, from: made),
             triggers: block.array(at: triggersAt, from: triggers), lowered: block.array(at: loweredAt, from: lowered),
-            slotCount: slots, inputSlots: slotInputs.count, slotChannel: block.array(at: slotChannelAt, from: slotInputs + slotOutputs),
+            slotCount: slots, inputSlots: slotInputs.count, crosspointSlots: firstCrosspoint,
+            slotChannel: block.array(at: slotChannelAt, from: channels),
             outputSlot: block.array(at: outputSlotAt, from: outputSlot), outputs: m,
+            crossStart: block.array(at: crossStartAt, from: crossStart), crossInput: block.array(at: crossInputAt, from: crossInput),
+            crossSlot: block.array(at: crossSlotAt, from: crossSlot),
             from: block.array(at: fromAt, repeating: 1, count: slots), to: block.array(at: toAt, repeating: 1, count: slots),
             aim: block.array(at: aimAt, repeating: 0, count: slots),
             scratch: block.array(at: scratchAt, repeating: 0, count: max(slotInputs.count, 1) * maximumFrameCount),
@@ -145,8 +184,8 @@ struct DuckingStage {
             }
         }
         for k in 0..<slotCount {
-            let isInput = k < inputSlots
-            for q in 0..<old.slotCount where (q < old.inputSlots) == isInput && old.slotChannel[q] == slotChannel[k] {
+            let kind = slotKind(k)
+            for q in 0..<old.slotCount where old.slotKind(q) == kind && old.slotChannel[q] == slotChannel[k] {
                 from[k] = old.to[q]
                 to[k] = old.to[q]
                 break
@@ -164,7 +203,9 @@ struct DuckingStage {
         for k in 0..<slotCount { from[k] = to[k]; aim[k] = 0 }
         for r in 0..<ruleCount {
             var level = -Double.infinity
-            if rules[r].enabled {
+            if !rules[r].enabled {
+                rules[r].envelope.skipHold()  // switched off: back along the release, not after the hold
+            } else {
                 for t in Int(rules[r].triggerStart)..<Int(rules[r].triggerEnd) {
                     let i = Int(triggers[t])
                     guard i < inputs.count, let samples = inputs[i] else { continue }
@@ -205,6 +246,10 @@ struct DuckingStage {
         return UnsafeBufferPointer(start: pointers, count: count)
     }
 
+    /// Slot `k`'s kind: 0 an input, 1 an output, 2 a cross-point.
+    @inline(__always)
+    private func slotKind(_ k: Int) -> Int { k < inputSlots ? 0 : k < crosspointSlots ? 1 : 2 }
+
     /// Whether a rule of this stage lowers slot `k` (otherwise it is a channel an earlier rule
     /// lowered, coming back up).
     @inline(__always)
@@ -213,10 +258,21 @@ struct DuckingStage {
         return false
     }
 
-    /// After the matrix wrote output `j` (render thread): scales it if the stage lowers it.
+    /// After the matrix wrote output `j` (render thread): corrects its lowered cross-points
+    /// (`inputs` are those the matrix read, `gains` the plan's effective gains, column-major
+    /// over `inputCount` inputs), then scales it if the stage lowers it.
     @inline(__always)
-    func lower(output j: Int, _ out: UnsafeMutablePointer<Float>, frames: Int) {
-        guard j < outputs else { return }
+    func lower(output j: Int, _ out: UnsafeMutablePointer<Float>, frames: Int,
+               inputs: UnsafeBufferPointer<UnsafePointer<Float>?>, gains: UnsafePointer<Float>, inputCount: Int) {
+        guard j < outputs, frames > 0 else { return }
+        for c in Int(crossStart[j])..<Int(crossStart[j + 1]) {
+            let k = Int(crossSlot[c]), i = Int(crossInput[c])
+            guard from[k] != 1 || to[k] != 1, i < inputs.count, i < inputCount, let x = inputs[i] else { continue }
+            // While the cross-point's own gain ramps, the correction is at the gain it ramps to.
+            let g = gains[j * inputCount + i]
+            guard g != 0 else { continue }
+            Kernel.ramp(out, frames, accumulate: true, x, from: (from[k] - 1) * g, step: (to[k] - from[k]) * g / Float(frames), position: 0)
+        }
         let k = Int(outputSlot[j])
         guard k >= 0, from[k] != 1 || to[k] != 1 else { return }
         Self.scale(UnsafePointer(out), into: out, frames, from: from[k], to: to[k])

@@ -21,6 +21,7 @@ public final class MatrixMixer {
     /// plan's stage keeps them, so that one no rule lowers any more comes back up instead of
     /// jumping (DuckingStage).
     private var duckedInputs: Set<Int> = [], duckedOutputs: Set<Int> = []
+    private var duckedCrosspoints: Set<DuckingRule.CrosspointIndex> = []
 
     /// The kernel version that renders this mixer.
     public let kernel: KernelVersion
@@ -104,7 +105,8 @@ public final class MatrixMixer {
         collectRetired()
         let rate = max(Double(state.pointee.observedRate.load(ordering: .relaxed)), state.pointee.initialRate)
         let plan = RenderPlan.make(for: next, kernel: kernel, lines: delayLines.lines(for: next, rate: rate),
-                                   ducking: DuckingStage.make(for: next, alsoInputs: duckedInputs, alsoOutputs: duckedOutputs))
+                                   ducking: DuckingStage.make(for: next, alsoInputs: duckedInputs, alsoOutputs: duckedOutputs,
+                                                              alsoCrosspoints: duckedCrosspoints))
         rememberDucked(next)
         plan.pointee.markChanges(since: lastPublished.pointee)
         // Take back a plan the renderer never took; the new one replaces it, changes included.
@@ -120,9 +122,10 @@ public final class MatrixMixer {
     /// Adds the channels `mixer`'s rules lower to those a later plan keeps coming back up.
     private func rememberDucked(_ mixer: Mixer) {
         for rule in mixer.ducking {
-            let (_, inputs, outputs) = rule.indices(in: mixer)
+            let (_, inputs, outputs, crosspoints) = rule.indices(in: mixer)
             duckedInputs.formUnion(inputs)
             duckedOutputs.formUnion(outputs)
+            duckedCrosspoints.formUnion(crosspoints)
         }
     }
 
@@ -258,7 +261,11 @@ public struct MatrixRenderer: RenderBlock {
                 for j in plan.outputs..<outputs.count { if let out = outputs[j] { Kernel.clear(out, frames) } }
             }
             if let stage {
-                for j in 0..<min(outputs.count, plan.outputs) { if let out = outputs[j] { stage.pointee.lower(output: j, out, frames: frames) } }
+                for j in 0..<min(outputs.count, plan.outputs) {
+                    if let out = outputs[j] {
+                        stage.pointee.lower(output: j, out, frames: frames, inputs: inputs, gains: plan.target, inputCount: plan.inputs)
+                    }
+                }
             }
             for k in 0..<plan.delayedCount {
                 let j = Int(plan.delayed[k])
@@ -288,7 +295,7 @@ public struct MatrixRenderer: RenderBlock {
             for k in j..<(j + width) {
                 guard let out = outputs[k] else { continue }
                 if k < plan.outputs {
-                    stage?.pointee.lower(output: k, out, frames: frames)
+                    stage?.pointee.lower(output: k, out, frames: frames, inputs: inputs, gains: plan.target, inputCount: plan.inputs)
                     delay(plan, output: k, out, frames)
                 }
                 levels?.measureOutput(k, out, frames: frames)

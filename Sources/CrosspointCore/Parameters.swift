@@ -26,9 +26,9 @@ public struct ParameterFamily: Sendable, Equatable {
     public enum Access: Sendable { case readWrite, writeOnly }
 
     /// What a float key's number means: a linear gain (the command line also takes dB), a
-    /// time in milliseconds (the command line also takes `10ms`), or a position from 0 to 1
-    /// (`scene.morph`).
-    public enum Unit: Sendable { case gain, milliseconds, fraction }
+    /// time in milliseconds (the command line also takes `10ms`), a position from 0 to 1
+    /// (`scene.morph`), or decibels (`duck.depth.<rule>`).
+    public enum Unit: Sendable { case gain, milliseconds, fraction, decibels }
     public let unit: Unit
 
     /// How presets and the state file carry the key (Preset.swift), under its pattern without
@@ -98,6 +98,7 @@ public struct ParameterFamily: Sendable, Equatable {
 public enum ParameterKind: CaseIterable, Hashable, Sendable {
     case masterGain, inputGain, outputGain, crosspoint, inputMute, outputMute, outputDelay
     case channelMap, ramp, inputCount, outputCount, inputPositions, outputPositions, midiPorts, midiMap, midiLearn, devices, targets, ducking
+    case duckDepth, duckOn
     case scenes, sceneSafe, morphScenes, morph, sceneRecall, levelsWatch
 
     public var family: ParameterFamily {
@@ -174,6 +175,14 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
                   carried: .leftAlone(group: DuckingRule.key), midiMappable: false,
                   rangeNote: "0 to \(DuckingRule.limit) rules; depth -60 to 0 dB (default -12), threshold -90 to 0 dBFS (-40), knee 0 to 40 dB (0), attack 0 to 5000 ms (20), hold and release 0 to 10000 ms (300, 600)",
                   defaultNote: "none")
+        case .duckDepth:
+            .init(pattern: "duck.depth.<rule>", type: .float, defaultValue: -12, range: DuckingRule.depthRange,
+                  summary: "The depth of one ducking rule in dB (its depth=), for a MIDI knob or an OSC slider; <rule> is its number in duck or its trigger",
+                  unit: .decibels, carried: .no)
+        case .duckOn:
+            .init(pattern: "duck.on.<rule>", type: .bool, defaultValue: 1, range: 0...1,
+                  summary: "Whether one ducking rule applies (false: kept, off), for a MIDI button; <rule> is its number in duck or its trigger",
+                  carried: .no)
         case .scenes:
             .init(pattern: Scene.key, type: .names, defaultValue: 0, range: 0...Double(Scene.limit),
                   summary: "Scenes, one string each: NAME in=CHANNELS out=CHANNELS [mute] [KEY=VALUE ...], the gains, mutes, matrix and delays of a mix (README: Scenes); crosspoint scene store writes them",
@@ -222,12 +231,14 @@ extension ParameterKind {
 // _StringProcessing, which would link it and _RegexParser (about 1 MB) into the module.
 extension ParameterFamily {
     /// The pattern with its placeholders filled: `matrix.<in>.<out>` -> `matrix.0.1`.
-    func key(input: Int, output: Int) -> String { key(input: input.decimalText, output: output.decimalText) }
+    func key(input: Int, output: Int, rule: Int = 0) -> String {
+        key(input: input.decimalText, output: output.decimalText, rule: rule.decimalText)
+    }
 
     /// The pattern with its placeholders filled by the words given: `matrix.FL.MONO`.
-    func key(input: String, output: String) -> String {
+    func key(input: String, output: String, rule: String = "") -> String {
         pattern.split(separator: ".", omittingEmptySubsequences: false).map { part in
-            part == "<in>" ? input : part == "<out>" ? output : String(part)
+            part == "<in>" ? input : part == "<out>" ? output : part == "<rule>" ? rule : String(part)
         }.joinedBytes(separator: ".")
     }
 
@@ -266,6 +277,8 @@ extension ParameterFamily {
     public var hasInput: Bool { pattern.split(separator: ".").contains("<in>") }
     /// Whether the pattern has an output index (`<out>`).
     public var hasOutput: Bool { pattern.split(separator: ".").contains("<out>") }
+    /// Whether the pattern names a ducking rule (`<rule>`: its number in `duck`, or its trigger).
+    public var hasRule: Bool { pattern.split(separator: ".").contains("<rule>") }
 }
 
 /// A value as it arrives from PipeWire (an Int, Float, Double or Bool pod) or the command line.
@@ -286,25 +299,29 @@ public enum ParameterValue: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// One concrete key of one node: a kind and, where its pattern has them, an input and an
-/// output index (`matrix.0.1` is `.crosspoint` with input 0 and output 1).
+/// output index (`matrix.0.1` is `.crosspoint` with input 0 and output 1), or a ducking rule's
+/// number (`duck.depth.0`).
 public struct Parameter: Hashable, Sendable {
     public let kind: ParameterKind
     /// The input index, for kinds whose pattern has `<in>`; else 0.
     public let input: Int
     /// The output index, for kinds whose pattern has `<out>`; else 0.
     public let output: Int
+    /// The ducking rule's number, for kinds whose pattern has `<rule>`; else 0.
+    public let rule: Int
 
-    public init(_ kind: ParameterKind, input: Int = 0, output: Int = 0) {
+    public init(_ kind: ParameterKind, input: Int = 0, output: Int = 0, rule: Int = 0) {
         let family = kind.family
-        self.init(kind, family.hasInput ? input : 0, family.hasOutput ? output : 0)
+        self.init(kind, family.hasInput ? input : 0, family.hasOutput ? output : 0, family.hasRule ? rule : 0)
     }
 
     /// For indices already 0 where the pattern has no placeholder (a walk over a family's
     /// values: a 256 x 256 matrix is 65536 keys, and a family is built per `kind.family`).
-    init(_ kind: ParameterKind, _ input: Int, _ output: Int) {
+    init(_ kind: ParameterKind, _ input: Int, _ output: Int, _ rule: Int = 0) {
         self.kind = kind
         self.input = input
         self.output = output
+        self.rule = rule
     }
 
     public static let masterGain = Parameter(.masterGain)
@@ -331,12 +348,18 @@ public struct Parameter: Hashable, Sendable {
     }
 
     /// The canonical key, with indices: `matrix.0.1`.
-    public var key: String { kind.family.key(input: input, output: output) }
+    public var key: String { kind.family.key(input: input, output: output, rule: rule) }
 
-    /// The key with the channel names of `mixer` for its indices (`matrix.FL.MONO`), as
-    /// completion offers it.
+    /// The key with the channel names of `mixer` for its indices (`matrix.FL.MONO`; a rule by
+    /// its trigger where no other rule has it), as completion offers it.
     public func name(in mixer: Mixer) -> String {
-        kind.family.key(input: mixer.inputChannels[input], output: mixer.outputChannels[output])
+        kind.family.key(input: mixer.inputChannels[input], output: mixer.outputChannels[output],
+                        rule: kind.family.hasRule ? mixer.duckingRuleName(rule) : "")
+    }
+
+    /// Whether `mixer` has this key (its channel, its rule).
+    public func exists(in mixer: Mixer) -> Bool {
+        input < mixer.inputs && output < mixer.outputs && (!kind.family.hasRule || rule < mixer.ducking.count)
     }
 
     /// Parses a key by the patterns of the table; indices may be numbers or the channel
@@ -345,16 +368,17 @@ public struct Parameter: Hashable, Sendable {
         let parts = key.split(separator: ".", omittingEmptySubsequences: false)
         for kind in ParameterKind.allCases {
             guard let pattern = kind.family.matching(parts) else { continue }
-            var input = 0, output = 0
+            var input = 0, output = 0, rule = 0
             do throws(CrosspointError) {
                 for (placeholder, part) in zip(pattern, parts) {
                     if placeholder == "<in>" { input = try mixer.inputIndex(part) }
                     if placeholder == "<out>" { output = try mixer.outputIndex(part) }
+                    if placeholder == "<rule>" { rule = try mixer.duckingRuleIndex(part) }
                 }
             } catch {
                 throw .invalidValue(key: key, reason: error.description)
             }
-            self.init(kind, input: input, output: output)
+            self.init(kind, input: input, output: output, rule: rule)
             return
         }
         throw .unknownKey(key)
@@ -368,6 +392,7 @@ public struct Parameter: Hashable, Sendable {
     /// Every concrete key of one kind on `mixer`.
     public static func all(of kind: ParameterKind, for mixer: Mixer) -> [Parameter] {
         let family = kind.family
+        if family.hasRule { return mixer.ducking.indices.map { Parameter(kind, 0, 0, $0) } }
         var keys: [Parameter] = []
         for i in family.hasInput ? 0..<mixer.inputs : 0..<1 {
             for j in family.hasOutput ? 0..<mixer.outputs : 0..<1 { keys.append(Parameter(kind, i, j)) }
@@ -380,6 +405,7 @@ public struct Parameter: Hashable, Sendable {
         let family = kind.family
         let input = "input \(self.input) (\(mixer.inputChannels[self.input]))"
         let output = "output \(self.output) (\(mixer.outputChannels[self.output]))"
+        if family.hasRule, rule < mixer.ducking.count { return "\(family.summary): rule \(rule) (\(mixer.ducking[rule].text))" }
         switch (family.hasInput, family.hasOutput) {
         case (true, true): return "\(family.summary): \(input) to \(output)"
         case (true, false): return "\(family.summary): \(input)"
@@ -416,6 +442,8 @@ extension Mixer {
         case .sceneSafe: .names(sceneSafes)
         case .morphScenes: .names(morphScenes)
         case .morph: .number(morphPosition)
+        case .duckDepth: .number(p.rule < ducking.count ? ducking[p.rule].depth : ParameterKind.duckDepth.family.defaultValue)
+        case .duckOn: .bool(p.rule < ducking.count ? ducking[p.rule].enabled : true)
         case .sceneRecall: .names([])  // write-only: nothing to read back
         case .levelsWatch: .ints([])  // write-only: nothing to read back
         }
@@ -465,6 +493,8 @@ extension Mixer {
         case (.morphScenes, _):
             throw .invalidValue(key: key, reason: "expects two scene names like [ soundcheck show ], got \(value)")
         case let (.morph, .number(v)): try setMorph(v)
+        case let (.duckDepth, .number(v)): try setDuckingDepth(p.rule, v)
+        case (.duckOn, _): try setDuckingEnabled(p.rule, try Mixer.flag(value, key: key))
         case (.sceneRecall, _):
             let request = try SceneRecall(value)
             guard scene(named: request.name) != nil else {
@@ -511,12 +541,13 @@ extension Mixer {
 
 extension Parameter {
     /// The parameter table as JSON, for the control surface (`GET /api/params`): per family its
-    /// key, type, default, range (`min`, `max`), unit (`gain` or `ms`, for a float) and meaning.
+    /// key, type, default, range (`min`, `max`), unit (`gain`, `ms`, `fraction` or `dB`, for a
+    /// float) and meaning.
     public static var tableJSON: JSONValue {
         .array(families.filter { $0.access == .readWrite }.map { f in
             .object([("key", .string(f.pattern)), ("type", .string(f.type.rawValue)), ("default", .number(f.defaultValue)),
                      ("min", .number(f.range.lowerBound)), ("max", .number(f.range.upperBound)),
-                     ("unit", f.type != .float ? .null : .string(f.unit == .gain ? "gain" : f.unit == .milliseconds ? "ms" : "fraction")), ("meaning", .string(f.summary))])
+                     ("unit", f.type != .float ? .null : .string(f.unit.name)), ("meaning", .string(f.summary))])
         })
     }
 
@@ -566,6 +597,18 @@ extension Parameter {
             lines.append("| `\(row.key)` | \(row.type) | \(row.default) | \(row.range) | \(row.meaning) |")
         }
         return lines.joinedBytes(separator: "\n")
+    }
+}
+
+extension ParameterFamily.Unit {
+    /// As `GET /api/params` names it.
+    var name: String {
+        switch self {
+        case .gain: "gain"
+        case .milliseconds: "ms"
+        case .fraction: "fraction"
+        case .decibels: "dB"
+        }
     }
 }
 

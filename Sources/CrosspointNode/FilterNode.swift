@@ -29,6 +29,8 @@ public final class FilterNode {
     private var groups = PortGroup.Kind.allCases.map(PortGroup.init)
     private var removalTimer: UnsafeMutablePointer<spa_source>?
     private var publishedShape: (Int, Int)
+    /// The ducking rules PropInfo lists keys of (`duck.depth.<rule>`, `duck.on.<rule>`).
+    private var publishedRules: Int
     /// The level meter; its tap is the data thread's (LevelPublisher reads it, a part).
     let levelMeter = LevelMeter()
     /// MIDI control's crossing, once a part made it (MIDIPorts.swift): freed after the filter.
@@ -49,6 +51,7 @@ public final class FilterNode {
         let mixer = configuration.mixer
         self.mixer = mixer
         publishedShape = (mixer.inputs, mixer.outputs)
+        publishedRules = mixer.ducking.count
         engine = MatrixMixer(mixer)
         context = .allocate(capacity: 1)
         listener = .allocate(capacity: 1)
@@ -374,7 +377,9 @@ public final class FilterNode {
             pw_filter_update_properties(filter, nil, &props!.pointee.dict)
             pw_properties_free(props)
         }
-        _ = PropsCodec.withParams(for: mixer, includingInfo: shapeChanged) { params in
+        let rulesChanged = publishedRules != mixer.ducking.count
+        publishedRules = mixer.ducking.count
+        _ = PropsCodec.withParams(for: mixer, includingInfo: shapeChanged || rulesChanged) { params in
             pw_filter_update_params(filter, nil, params.baseAddress, UInt32(params.count))
         }
     }

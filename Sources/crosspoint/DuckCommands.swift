@@ -9,7 +9,8 @@ struct DuckCommand: ParsableCommand {
         commandName: "duck",
         abstract: "Lower channels while others carry signal: a node's ducking rules.",
         discussion: """
-        A rule lowers inputs (by channel name or index) or outputs (out:NAME) by --depth while \
+        A rule lowers inputs (by channel name or index), outputs (out:NAME) or single \
+        cross-points (matrix.IN.OUT: an input in one mix only) by --depth while \
         its trigger inputs are above --threshold, reaching the depth over --attack, holding it \
         --hold after the trigger falls quiet and coming back over --release. Levels in dB, times \
         in ms (10ms, 1s). Several rules lowering one channel: the deepest wins.
@@ -17,6 +18,7 @@ struct DuckCommand: ParsableCommand {
         Examples:
           crosspoint duck add desk mic --lowers music_FL,music_FR,game_FL,game_FR --depth -15dB
           crosspoint duck add desk speech_FL,speech_FR --lowers out:FL,out:FR --release 1.5s
+          crosspoint duck add desk mic --lowers matrix.music_FL.stream_FL,matrix.music_FR.stream_FR
           crosspoint duck list desk
           crosspoint duck off desk 0
           crosspoint duck remove desk 0
@@ -27,7 +29,7 @@ struct DuckCommand: ParsableCommand {
 struct DuckListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "The node's ducking rules, numbered.")
     @OptionGroup var connection: Connection
-    @Flag(help: "Print as JSON: { node, rules: [ { index, text, triggers, inputs, outputs, depth, threshold, knee, attack, hold, release, detect, enabled } ] }.")
+    @Flag(help: "Print as JSON: { node, rules: [ { index, text, triggers, inputs, outputs, crosspoints, depth, threshold, knee, attack, hold, release, detect, enabled } ] }.")
     var json = false
     @Argument(help: nodeHelp, completion: nodeCompletion) var node: String?
 
@@ -42,6 +44,7 @@ struct DuckListCommand: ParsableCommand {
         if mixer.ducking.isEmpty { print("\(target.name): no ducking rules (crosspoint duck add \(target.name.printable) TRIGGER --lowers CHANNELS)") }
         for (n, rule) in mixer.ducking.enumerated() {
             let lowered = rule.inputs.map { "in_" + $0 } + rule.outputs.map { "out_" + $0 }
+                + rule.crosspoints.map { "in_\($0.input)->out_\($0.output)" }
             print("  \(n): \(rule.triggers.map { "in_" + $0 }.joined(separator: ",")) lowers \(lowered.joined(separator: ",")) "
                 + "by \(Gain.format(rule.depth)) dB above \(Gain.format(rule.threshold)) dBFS \(rule.detect.rawValue)"
                 + (rule.knee > 0 ? " (knee \(Gain.format(rule.knee)) dB)" : "")
@@ -58,7 +61,7 @@ struct DuckAddCommand: ParsableCommand {
     @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
     @Argument(help: ArgumentHelp("The inputs whose level lowers the others, by name or index, comma-separated.", valueName: "trigger"))
     var trigger: String
-    @Option(help: ArgumentHelp("What goes down: inputs by name or index, outputs as out:NAME, comma-separated.", valueName: "channels"))
+    @Option(help: ArgumentHelp("What goes down: inputs by name or index, outputs as out:NAME, cross-points as matrix.IN.OUT, comma-separated.", valueName: "channels"))
     var lowers: String
     @Option(help: ArgumentHelp("How far, -60 to 0 dB (default -12).", valueName: "dB")) var depth: String?
     @Option(help: ArgumentHelp("The trigger's level it starts at, -90 to 0 dBFS (default -40).", valueName: "dB")) var threshold: String?

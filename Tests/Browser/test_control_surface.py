@@ -576,7 +576,9 @@ class ControlSurface(unittest.TestCase):
     def test_ducking(self):
         """5b. Ducking on the strips: while a tone plays into input 0 of xp-2x2, a rule triggered by it
         lowering input 1 and output 1 by 12 dB shows -12.0 on in-gr-1 and out-gr-1, nothing on
-        in-gr-0 and out-gr-0; with the rule gone, nothing anywhere."""
+        in-gr-0 and out-gr-0; the ducking panel switches it off, deepens it, adds a rule lowering a
+        cross-point, shows a refused rule's reason and removes a rule; with the rules gone, nothing
+        anywhere."""
         node = self.node("xp-2x2")
         self.sandbox.set_params(node, [("matrix.0.0", 1.0), ("matrix.0.1", 0.0), ("matrix.1.0", 0.0), ("matrix.1.1", 1.0)])
         self.sandbox.set_params(node, [("duck", ["0 lowers=1,out:1 depth=-12 attack=0 hold=10000"])], verify=False)
@@ -598,7 +600,49 @@ class ControlSurface(unittest.TestCase):
                 self.fail(f"badges {dict(zip(ids, badges()))}; node {self.sandbox.show(node).get('duck')}")
             if os.environ.get("CROSSPOINT_SCREENSHOT_DIR"):  # to look at; the repository keeps none of this one
                 self.browser.driver.save_screenshot(os.path.join(os.environ["CROSSPOINT_SCREENSHOT_DIR"], "ducking.png"))
-            figure("ducking", f"strips while the trigger plays: {dict(zip(ids, badges()))}")
+            strips = dict(zip(ids, badges()))
+            # The panel: the rule listed; switched off and deepened through its keys (duck.on.0,
+            # duck.depth.0); a rule lowering one cross-point added by the form; a bad one refused
+            # with the node's reason; the first removed (asked twice).
+            b, sb = self.browser, self.sandbox
+            b.find("duck-toggle").click()
+
+            def listed(r):
+                return b.js(f"const e = document.querySelector(\"[data-testid='duck-rule-{r}'] .chans\"); return e && e.textContent;")
+            try:
+                wait_until("the panel with the rule", lambda: listed(0) == "FR, out FR", timeout=5)
+            except Failure:
+                panel = b.js("return document.getElementById('ducking').outerHTML;")[:600]
+                self.fail(f"rule 0 lists {listed(0)!r}; the panel: {panel}")
+            b.find("duck-on-0").click()
+            wait_until("the rule off in the node", lambda: str((sb.params(node).get("duck") or [""])[0]).endswith(" off")
+                       and sb.params(node).get("duck.on.0") is False, timeout=5)
+            depth = b.find("duck-depth-0")
+            depth.clear()
+            depth.send_keys("-20\n")
+            wait_until("the depth in the node", lambda: close(sb.params(node).get("duck.depth.0", 0), -20), timeout=5)
+            b.find("duck-trigger").send_keys("1")
+            b.find("duck-lowers").send_keys("matrix.0.0")
+            b.find("duck-add-button").click()
+            wait_until("the second rule", lambda: len(sb.params(node).get("duck") or []) == 2, timeout=5)
+            second = str(sb.params(node)["duck"][1])
+            self.assertTrue(second.startswith("FR lowers=matrix.FL.FL depth=-12 threshold=-40"), second)
+            wait_until("the cross-point listed", lambda: listed(1) == "FL → FL", timeout=5)
+            if os.environ.get("CROSSPOINT_SCREENSHOT_DIR"):
+                b.driver.save_screenshot(os.path.join(os.environ["CROSSPOINT_SCREENSHOT_DIR"], "ducking-panel.png"))
+            b.find("duck-trigger").send_keys("0")
+            b.find("duck-lowers").send_keys("0")
+            b.find("duck-add-button").click()
+            wait_until("the node's reason", lambda: "lowers its own trigger" in b.find("duck-error").text, timeout=5)
+            reason = b.find("duck-error").text
+            self.assertEqual(len(sb.params(node).get("duck") or []), 2)
+            b.find("duck-remove-0").click()
+            self.assertEqual(len(sb.params(node).get("duck") or []), 2, "one click only arms Remove")
+            b.find("duck-remove-0").click()
+            wait_until("rule 0 gone", lambda: [str(x).split(" ")[0] for x in (sb.params(node).get("duck") or [])] == ["FR"], timeout=5)
+            b.find("duck-toggle").click()
+            figure("ducking", f"strips while the trigger plays: {strips}; the panel switched rule 0 off, set -20 dB, "
+                              f"added {second[:40]!r}, refused a rule with {reason[:60]!r}, removed rule 0")
             self.sandbox.set_params(node, [("duck", [])], verify=False)
             wait_until("the badges to go with the rule", lambda: badges() == ["", "", "", ""], timeout=8, interval=0.05)
         finally:

@@ -134,8 +134,9 @@ struct DuckingRuleTests {
     /// A rig of the desk: the mic a 1 kHz sine at `micLevel` (peak) for `micSeconds`, then
     /// silence; music a steady 0.5 on both inputs. Returns output FL (music_FL), block by block.
     static func render(rules: [String], micLevel: Float = 0.5, micSeconds: Double, seconds: Double, block: Int = 64,
-                       change: ((Rig, Int) -> Void)? = nil) throws -> [Float] {
+                       output: Int = 0, matrix: [[Double]]? = nil, change: ((Rig, Int) -> Void)? = nil) throws -> [Float] {
         var mixer = try desk()
+        if let matrix { try mixer.setMatrix(rows: matrix) }
         try mixer.setDucking(rules)
         let frames = Int(seconds * 48000)
         let rig = Rig(mixer, capacity: frames)
@@ -156,7 +157,7 @@ struct DuckingRuleTests {
             blocks += 1
             change?(rig, blocks)
         }
-        return rig.bench.samples(output: 0, frames: frames)
+        return rig.bench.samples(output: output, frames: frames)
     }
 
     @Test func theTriggerLowersWithinTheAttackHoldsAndReleases() throws {
@@ -180,6 +181,122 @@ struct DuckingRuleTests {
         let midway = Int((0.5 + 0.2 + 0.25) * 48000)
         let midwayDecibels = 20 * log10(Double(out[midway]) / 0.5)
         #expect(abs(midwayDecibels + 7.5) < 0.5, "half-way through the release: \(midwayDecibels) dB")
+    }
+
+    @Test func aCrosspointIsLoweredInItsOutputAloneAndComesBack() throws {
+        // music_FL goes to FL and FR, music_FR to FR; the rule lowers music_FL in FL only.
+        let matrix: [[Double]] = [[0, 0], [1, 1], [0, 1]]
+        var rules = ["mic lowers=matrix.music_FL.FL depth=-15 attack=0 hold=10000"]
+        func run(output: Int) throws -> [Float] {
+            rules = ["mic lowers=matrix.music_FL.FL depth=-15 attack=0 hold=10000"]
+            return try Self.render(rules: rules, micSeconds: 0.2, seconds: 0.6, output: output, matrix: matrix) { rig, block in
+                if block == 300 { rig.update { try $0.setDucking([]) } }  // the rule goes
+            }
+        }
+        let fl = try run(output: 0), fr = try run(output: 1)
+        let ducked = Float(0.5 * pow(10, -15.0 / 20))
+        #expect(abs(fl[10000] - ducked) < 1e-6, "\(fl[10000]) for \(ducked)")
+        #expect(abs(fl[299 * 64] - ducked) < 1e-6, "held")
+        // FR carries music_FL at unity all along: not touched, bit for bit.
+        #expect(fr.allSatisfy { $0 == 1 }, "FR \(fr.min() ?? 0) to \(fr.max() ?? 0)")
+        // Back at 100 dB a second after the rule went, without a step.
+        #expect(fl[300 * 64 + 7200 + 64] == 0.5)
+        let steps = zip(fl, fl.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+        #expect(steps < 0.01, "a step of \(steps)")
+        // With the input lowered too (another rule), the two multiply: each is its own thing.
+        let both = try Self.render(rules: ["mic lowers=matrix.music_FL.FL depth=-6 attack=0", "mic lowers=music_FL depth=-6 attack=0"],
+                                   micSeconds: 0.3, seconds: 0.3, matrix: matrix)
+        #expect(abs(both[10000] - Float(0.5 * pow(10, -12.0 / 20))) < 1e-5, "\(both[10000])")
+    }
+
+    @Test func crosspointsAreWrittenByTheirKeysAndResolvedByName() throws {
+        var mixer = try Self.desk()
+        try mixer.setDucking(["0 lowers=matrix.1.0,matrix.music_FR.FR,out:1 depth=-9"])
+        let rule = try #require(mixer.ducking.first)
+        #expect(rule.crosspoints == [.init(input: "music_FL", output: "FL"), .init(input: "music_FR", output: "FR")])
+        #expect(rule.text.hasPrefix("mic lowers=out:FR,matrix.music_FL.FL,matrix.music_FR.FR depth=-9"), "\(rule.text)")
+        #expect(try DuckingRule(text: rule.text) == rule)
+        #expect(rule.indices(in: mixer).crosspoints == [.init(input: 1, output: 0), .init(input: 2, output: 1)])
+        for (text, says) in [("mic lowers=matrix.music_FL", "is not a cross-point: matrix.IN.OUT"),
+                             ("mic lowers=matrix.music_FL.FL.FR", "is not a cross-point"),
+                             ("mic lowers=matrix..FL", "is not a cross-point"),
+                             ("mic lowers=matrix.mic.FL", "lowers its own trigger matrix.mic.FL"),
+                             ("mic lowers=matrix.guitar.FL", "guitar"),
+                             ("mic lowers=matrix.music_FL.SUB", "SUB"),
+                             ("mic lowers=matrix.music_FL.FL,matrix.1.0", "names a cross-point twice")] {
+            let before = mixer
+            do {
+                try mixer.setDucking([text])
+                Issue.record("'\(text)' was accepted")
+            } catch {
+                #expect(error.description.contains(says) && error.description.contains("duck"), "\(error.description)")
+            }
+            #expect(mixer == before)
+        }
+    }
+
+    @Test func aRulesDepthAndSwitchAreKeysByNumberOrTrigger() throws {
+        var mixer = try Self.desk()
+        try mixer.setDucking(["mic lowers=music_FL depth=-15", "music_FR lowers=mic", "music_FR lowers=music_FL"])
+        // By number, by trigger (by name or index), read back, the rule's text following.
+        try mixer.set(try Parameter(key: "duck.depth.mic", in: mixer), to: .number(-20))
+        try mixer.set(try Parameter(key: "duck.on.0", in: mixer), to: .bool(false))
+        #expect(mixer.ducking[0].text == "mic lowers=music_FL depth=-20 threshold=-40 attack=20 hold=300 release=600 detect=rms off")
+        try mixer.set(try Parameter(key: "duck.on.2", in: mixer), to: .number(0))
+        #expect(try Parameter(key: "duck.depth.0", in: mixer) == Parameter(key: "duck.depth.mic", in: mixer))
+        #expect(mixer.value(of: Parameter(.duckDepth, rule: 0)) == .number(-20) && mixer.value(of: Parameter(.duckOn, rule: 1)) == .bool(true))
+        #expect(mixer.value(of: Parameter(.duckOn, rule: 2)) == .bool(false))
+        // Named as completion offers them: the trigger where it is one rule's alone.
+        #expect(Parameter.all(of: .duckDepth, for: mixer).map { $0.name(in: mixer) } == ["duck.depth.mic", "duck.depth.1", "duck.depth.2"])
+        #expect(Parameter(.duckOn, rule: 1).exists(in: mixer) && !Parameter(.duckOn, rule: 3).exists(in: mixer))
+        // Refused by name, nothing changed.
+        let before = mixer
+        for (key, value, says) in [("duck.depth.3", ParameterValue.number(-6), "there is no rule 3 (the rules are numbered 0 to 2)"),
+                                   ("duck.depth.music_FR", .number(-6), "2 rules are triggered by music_FR: name one by its number (1, 2)"),
+                                   ("duck.on.guitar", .bool(true), "no rule is triggered by 'guitar' (the triggers are mic; music_FR; music_FR)"),
+                                   ("duck.depth.0", .number(-61), "-61"), ("duck.depth.0", .number(1), "outside"),
+                                   ("duck.depth.0", .number(.nan), "duck.depth.0"), ("duck.on.0", .number(0.5), "true or false")] {
+            do {
+                try mixer.set(try Parameter(key: key, in: mixer), to: value)
+                Issue.record("\(key) \(value) was accepted")
+            } catch {
+                #expect(error.description.contains(says), "\(key): \(error.description)")
+            }
+        }
+        #expect(mixer == before)
+        var none = try Self.desk()
+        #expect(throws: CrosspointError.self) { try none.set(Parameter(.duckDepth, rule: 0), to: .number(-6)) }
+        #expect(Parameter.all(of: .duckOn, for: none).isEmpty)
+    }
+
+    @Test func aRuleSwitchedOffMidDuckComesBackAlongItsReleaseWithoutHolding() throws {
+        let ducked = Float(0.5 * pow(10, -15.0 / 20))
+        let out = try Self.render(rules: ["mic lowers=music_FL depth=-15 attack=0 hold=10000 release=300"], micSeconds: 1, seconds: 1) { rig, block in
+            if block == 200 { rig.update { try $0.setDuckingEnabled(0, false) } }
+        }
+        #expect(abs(out[199 * 64] - ducked) < 1e-5)
+        // Back at 0.5 within the release (300 ms) and a block, though the mic still plays.
+        #expect(out[200 * 64 + 14400 + 64] == 0.5, "\(out[200 * 64 + 14400 + 64])")
+        let steps = zip(out, out.dropFirst()).map { abs($1 - $0) }.max() ?? 0
+        #expect(steps < 0.01, "a step of \(steps)")
+    }
+
+    @Test func aMIDIKnobTurnsADepthAndANoteSwitchesARule() throws {
+        var mixer = try Self.desk()
+        try mixer.setDucking(["mic lowers=music_FL depth=-15"])
+        try mixer.setMIDIMappings(["cc 1 20 duck.depth.mic nopickup", "note 1 60 duck.on.mic"])
+        var mapper = MIDIMapper(mixer.midi.mappings)
+        func play(_ message: MIDIMessage) throws {
+            for change in mapper.changes(for: MIDIRecord(message: message, presses: 1), in: mixer) { try mixer.set(change.parameter, to: change.value) }
+        }
+        try play(.controlChange(channel: 0, controller: 20, value: 0))
+        #expect(mixer.ducking[0].depth == -60, "the knob's bottom: the range's")
+        try play(.controlChange(channel: 0, controller: 20, value: 127))
+        #expect(mixer.ducking[0].depth == 0)
+        try play(.noteOn(channel: 0, note: 60, velocity: 100))
+        #expect(!mixer.ducking[0].enabled, "toggled off")
+        // A mapping to a rule the node does not have is refused by name.
+        #expect(throws: CrosspointError.self) { try mixer.setMIDIMappings(["cc 1 21 duck.depth.music_FL"]) }
     }
 
     @Test func aQuietTriggerLowersNothingAndAnOffRuleNothingEither() throws {
@@ -234,7 +351,7 @@ struct DuckingRuleTests {
     @Test func renderingRulesAllocatesNothing() throws {
         try warmUpRenderPaths()
         var mixer = try Self.desk()
-        try mixer.setDucking(["mic lowers=music_FL,out:FR depth=-15 attack=5", "music_FR lowers=mic detect=peak"])
+        try mixer.setDucking(["mic lowers=music_FL,out:FR,matrix.music_FR.FR depth=-15 attack=5", "music_FR lowers=mic detect=peak"])
         let matrix = MatrixMixer(mixer)
         var renderer = matrix.renderer
         let bench = Bench(inputs: 3, outputs: 2, capacity: 256)

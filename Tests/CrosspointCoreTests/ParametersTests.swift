@@ -108,7 +108,8 @@ struct ParametersTests {
 
     @Test("Parameters come in table order, each key matching its family's pattern")
     func keysFollowTheTable() throws {
-        let mixer = try makeMixer(2, 3)
+        var mixer = try makeMixer(2, 3)
+        try mixer.setDucking(["0 lowers=1", "1 lowers=out:2"])
         let all = Parameter.all(for: mixer)
         var lastFamily = -1
         for parameter in all {
@@ -119,7 +120,7 @@ struct ParametersTests {
             #expect(index >= lastFamily, "\(parameter.key) out of table order")
             lastFamily = index
             // The keys as the README spells them, written out here independently of the patterns.
-            let (i, j) = (parameter.input, parameter.output)
+            let (i, j, r) = (parameter.input, parameter.output, parameter.rule)
             let expected = switch parameter.kind {
             case .masterGain: "gain.master"
             case .inputGain: "gain.in.\(i)"
@@ -140,6 +141,8 @@ struct ParametersTests {
             case .devices: "devices"
             case .targets: "targets"
             case .ducking: "duck"
+            case .duckDepth: "duck.depth.\(r)"
+            case .duckOn: "duck.on.\(r)"
             case .scenes: "scenes"
             case .sceneSafe: "scene.safe"
             case .morphScenes: "scene.morph.between"
@@ -150,14 +153,17 @@ struct ParametersTests {
             #expect(parameter.key == expected)
             #expect(try Parameter(key: expected, in: mixer) == parameter, "\(expected) parses back")
         }
-        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 3 + 18)
+        #expect(all.count == 1 + 2 + 3 + 2 * 3 + 2 + 3 + 3 + 18 + 2 * 2)
         #expect(lastFamily == Parameter.families.count - 1, "every family appears")
     }
 
     @Test("Each family has the right type, default and range")
     func familiesDescribeThemselves() {
         let byPattern = Dictionary(uniqueKeysWithValues: Parameter.families.map { ($0.pattern, $0) })
-        #expect(Parameter.families.count == 25)
+        #expect(Parameter.families.count == 27)
+        #expect(byPattern["duck.depth.<rule>"]?.unit == .decibels && byPattern["duck.depth.<rule>"]?.carried == .no
+                && byPattern["duck.depth.<rule>"]?.midiMappable == true && byPattern["duck.depth.<rule>"]?.scene == .no)
+        #expect(byPattern["duck.on.<rule>"]?.type == .bool && byPattern["duck.on.<rule>"]?.defaultValue == 1)
         #expect(byPattern["scene.morph"]?.unit == .fraction && byPattern["scene.morph"]?.carried == .no && byPattern["scene.morph"]?.midiMappable == true)
         #expect(byPattern["scene.recall"]?.access == .writeOnly && byPattern["scenes"]?.midiMappable == false)
         #expect(byPattern["duck"]?.type == .names && byPattern["duck"]?.defaultNote == "none")

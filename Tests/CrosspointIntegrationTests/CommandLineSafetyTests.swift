@@ -173,15 +173,14 @@ struct CommandLineSafetyTests {
             ("gain.out.FR", "-6dB"), ("mute.in.R", "true"), ("mute.out.FL", "on"), ("delay.out.RL", "12.5ms"), ("ramp.ms", "7"),
             ("midi", "on"), ("midi.map", "cc 1 7 gain.in.C, note 1 60 mute.out.FL momentary"),
             ("devices", "sink xp-show-game channels=L,R description=Show game"), ("targets", "nowhere-sink outputs=FL,FR"),
-            ("duck", "L lowers=R,out:RL depth=-10 release=1s"),
+            ("duck", "L lowers=R,out:RL depth=-10 release=1s"), ("duck.depth.L", "-12dB"), ("duck.on.0", "off"),
             // The fader where it is (no scenes to move between yet: it moves nothing), then the scenes.
             ("scene.morph", "0"), ("scenes", "a in=L,R,C out=FL,FR,RL gain.in.L=0.5; b in=L,R,C out=FL,FR,RL"),
             ("scene.safe", "gain.master"), ("scene.morph.between", "a,b"),
         ]
-        let covered = Set(try pairs.map { key, _ in
-            try Parameter(key: key, in: try Mixer(inputs: 3, outputs: 3, inputChannels: ["L", "R", "C"], outputChannels: ["FL", "FR", "RL"]))
-                .kind.family.pattern
-        })
+        var shape = try Mixer(inputs: 3, outputs: 3, inputChannels: ["L", "R", "C"], outputChannels: ["FL", "FR", "RL"])
+        try shape.setDucking(["L lowers=R"])
+        let covered = Set(try pairs.map { key, _ in try Parameter(key: key, in: shape).kind.family.pattern })
         // Every key a person sets (levels.watch is a watcher's write-only lease, not a setting).
         #expect(covered == Set(Parameter.families.filter { $0.access == .readWrite }.map(\.pattern)),
                 "the call covers every key of the table")
@@ -197,6 +196,7 @@ struct CommandLineSafetyTests {
         #expect(props["midi"] as? Bool == true && props["midi.map"] as? [String] == ["cc 1 7 gain.in.C", "note 1 60 mute.out.FL momentary"])
         #expect(props["devices"] as? [String] == ["sink xp-show-game position=FL,FR channels=L,R description=Show game"], "\(props)")
         #expect(props["targets"] as? [String] == ["nowhere-sink outputs=FL,FR"], "\(props)")
+        #expect(props["duck"] as? [String] == ["L lowers=R,out:RL depth=-12 threshold=-40 attack=20 hold=300 release=1000 detect=rms off"], "\(props)")
 
         // A key set and then removed by a resize in the same call changes nothing.
         let gone = sandbox.crosspoint("param", "xp-show", "gain.out.2", "-9dB", "outputs", "2")

@@ -41,28 +41,45 @@ struct DuckingTests {
         #expect(set.succeeded, "pw-metadata: \(set.stderr)")
     }
 
-    @Test func musicGoesDownUnderTheMicWithinTheAttackHoldsAndComesBackAlongTheRelease() throws {
+    /// The rule of the fixture, or one lowering a cross-point: music goes to FR too (beside the
+    /// mic), and the rule lowers music in FL only; FR must carry music and mic untouched.
+    @Test(arguments: [false, true])
+    func musicGoesDownUnderTheMicWithinTheAttackHoldsAndComesBackAlongTheRelease(crosspoint: Bool) throws {
         let (signal, micStart, micEnd) = Self.signal()
         let q = Self.quantum
         forceQuantum(q)
         defer { forceQuantum(0) }
+        let fixtureRule = "mic lowers=music depth=-15 threshold=-30 attack=10 hold=200 release=500"
+        if crosspoint {
+            let rule = "mic lowers=matrix.music.FL depth=-15 threshold=-30 attack=10 hold=200 release=500"
+            let set = sandbox.crosspoint("param", "xp-duck", "matrix.music.FR", "1", "duck", rule)
+            #expect(set.succeeded, "\(set.stderr)")
+            _ = try sandbox.waitFor("the cross-point rule") { graph in
+                (graph.params(of: "xp-duck")["duck"].map { "\($0)" } ?? "").contains("lowers=matrix.music.FL")
+            }
+        }
+        defer {
+            if crosspoint { _ = sandbox.crosspoint("param", "xp-duck", "matrix.music.FR", "0", "duck", fixtureRule) }
+        }
+        // FR: the mic, and with the cross-point rule the music beside it, at unity.
+        let fr = crosspoint ? zip(signal.channels[0], signal.channels[1]).map { $0 + $1 } : signal.channels[1]
         var recorded: Recording?
         // The meter, as a person watches it: each rule's reduction rides along with the levels.
         let meter = try NodeLevelsTests.Meter(sandbox, ["meter", "xp-duck", "--json", "--interval", "50"])
         for attempt in 1...Sandbox.recordingsWhenTheMachineGlitches {
             let recording = try sandbox.playThrough(node: "xp-duck", signal: signal, sinkPositions: ["FL", "FR"])
             // FR is the mic untouched, and the reference path is the rig's control.
-            let check = try Comparison(recording: recording.outputs([1]), expected: [signal.channels[1]])
+            let check = try Comparison(recording: recording.outputs([1]), expected: [fr])
             if check.referenceError > 1e-4 && attempt < Sandbox.recordingsWhenTheMachineGlitches {
                 print("xp-duck: recording \(attempt): the reference path glitched (\(check)); made again")
                 continue
             }
-            check.expectMatch(tolerance: 1e-4, "the mic on FR")
+            check.expectMatch(tolerance: 1e-4, crosspoint ? "music and the mic on FR, untouched" : "the mic on FR")
             recorded = recording
             break
         }
         // The node adds no delay (FR matched the mic at the reference path's lag): FL is read at it.
-        guard let recorded, let lag = try Comparison(recording: recorded.outputs([1]), expected: [signal.channels[1]]).referenceLag else {
+        guard let recorded, let lag = try Comparison(recording: recorded.outputs([1]), expected: [fr]).referenceLag else {
             Issue.record("no recording of the mic")
             return
         }
@@ -105,7 +122,7 @@ struct DuckingTests {
             .min { $0.error < $1.error }
         #expect(!releaseWindows.isEmpty && (best?.error ?? .infinity) <= 0.5,
                 "the release against the rule's line: \(best.map { "at best \($0.error) dB, starting \(($0.s - micEnd) / 48) ms after the mic" } ?? "-"): \(described())")
-        print("xp-duck: the depth \(reached.map { "\(($0.start - micStart) / 48) ms" } ?? "never") after the mic (at most \((limit - micStart) / 48)); the release within \(best.map { String(format: "%.2f", $0.error) } ?? "-") dB of the rule's line")
+        print("xp-duck\(crosspoint ? " (a cross-point)" : ""): the depth \(reached.map { "\(($0.start - micStart) / 48) ms" } ?? "never") after the mic (at most \((limit - micStart) / 48)); the release within \(best.map { String(format: "%.2f", $0.error) } ?? "-") dB of the rule's line")
         // The meter saw the rule at its depth, and at rest.
         let reductions = meter.readings.compactMap { ($0["duck"] as? [[String: Any]])?.first?["reduction_db"] as? Double }
         #expect(reductions.contains { abs($0 + 15) <= 0.1 } && reductions.contains(0), "the meter's reductions: \(reductions)")
@@ -139,6 +156,19 @@ struct DuckingTests {
         }
         let after = "\(try Graph(sandbox).params(of: "xp-duck")["duck"] ?? "")"
         #expect(after.contains("release=1000"), "\(after)")
+        // The rule's own keys, as a MIDI knob or an OSC slider sets them: by trigger and by
+        // number; Props list them beside the rule, PropInfo describes them.
+        let keys = sandbox.run(["pw-cli", "set-param", "\(id)", "Props", #"{ params = [ "duck.depth.mic" -20.0 "duck.on.0" false ] }"#])
+        #expect(keys.succeeded, "pw-cli: \(keys.stderr)")
+        let props = try sandbox.waitFor("the rule's keys in Props") { graph in
+            let p = graph.params(of: "xp-duck")
+            return sandbox.float(p["duck.depth.0"]) == -20 && p["duck.on.0"] as? Bool == false
+        }.params(of: "xp-duck")
+        #expect("\(props["duck"] ?? "")".contains("depth=-20 ") && "\(props["duck"] ?? "")".contains(" off"), "\(props["duck"] ?? "")")
+        let info = sandbox.run(["pw-cli", "enum-params", "\(id)", "PropInfo"])
+        #expect(info.stdout.contains("\"duck.depth.0\"") && info.stdout.contains("\"duck.on.0\""), "PropInfo: \(info.stdout.suffix(600))")
+        let far = sandbox.run(["pw-cli", "set-param", "\(id)", "Props", #"{ params = [ "duck.depth.mic" -75.0 "duck.on.3" true ] }"#])
+        #expect(far.succeeded)
         // Back as the other test expects it.
         let back = sandbox.run(["pw-cli", "set-param", "\(id)", "Props",
                                 "{ params = [ \"duck\" [ \"mic lowers=music depth=-15 threshold=-30 attack=10 hold=200 release=500\" ] ] }"])
@@ -148,7 +178,7 @@ struct DuckingTests {
         }
         // The refusals are in the daemon's log, each naming what was wrong.
         let log = sandbox.daemonLog
-        for reason in ["lowers its own trigger mic", "guitar", "depth=-99 is outside -60 to 0 dB"] {
+        for reason in ["lowers its own trigger mic", "guitar", "depth=-99 is outside -60 to 0 dB", "duck.depth.0", "there is no rule 3"] {
             #expect(log.contains(reason), "the log names '\(reason)'")
         }
     }

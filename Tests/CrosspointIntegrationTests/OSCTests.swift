@@ -131,6 +131,23 @@ struct OSCTests {
         }
         send("/crosspoint/crosspoint/scene.recall", .string("nowhere"))
         try wait("the log to name the missing scene") { rig.log.contains("no scene 'nowhere'") }
+
+        // A ducking rule's depth and switch (issue 31), by its trigger and by its number: the
+        // rule's line follows, the subscriber hears both keys, a depth out of range is refused.
+        let rule = sandbox.crosspoint("duck", "add", "crosspoint", "FL", "--lowers", "FR", "--depth", "-15dB")
+        #expect(rule.succeeded, "\(rule.stderr)")
+        send("/crosspoint/crosspoint/duck.depth.FL", .float(-20))
+        send("/crosspoint/crosspoint/duck.on.0", .bool(false))
+        _ = try sandbox.waitFor("the rule's line to follow OSC") { graph in
+            let line = "\((graph.params(of: "crosspoint")["duck"] as? [Any])?.first ?? "")"
+            return line.contains("depth=-20 ") && line.hasSuffix(" off")
+        }
+        try wait("the subscriber to hear the rule's keys") {
+            dumped().contains("/crosspoint/crosspoint/duck.depth.0 f -20.000000") && dumped().contains("/crosspoint/crosspoint/duck.on.0 F")
+        }
+        send("/crosspoint/crosspoint/duck.depth.FL", .float(-70))
+        try wait("the log to name the depth") { rig.log.contains("duck.depth.0: -70 dB is outside -60 to 0 dB") }
+        #expect(sandbox.crosspoint("duck", "remove", "crosspoint", "all").succeeded)
     }
 
     /// Only the user controls the mix: a sender is heard once it sent the token from its address

@@ -9,6 +9,8 @@ package struct DuckListing: Encodable {
         let triggers: [String]
         let inputs: [String]
         let outputs: [String]
+        /// Cross-points lowered, by their keys (`matrix.music_FL.FL`).
+        let crosspoints: [String]
         let depth: Double, threshold: Double, knee: Double
         let attack: Double, hold: Double, release: Double
         let detect: String
@@ -20,7 +22,7 @@ package struct DuckListing: Encodable {
     package init(node: String, rules: [DuckingRule]) {
         self.node = node
         self.rules = rules.enumerated().map { n, r in
-            Rule(index: n, text: r.text, triggers: r.triggers, inputs: r.inputs, outputs: r.outputs,
+            Rule(index: n, text: r.text, triggers: r.triggers, inputs: r.inputs, outputs: r.outputs, crosspoints: r.crosspoints.map(\.text),
                  depth: r.depth, threshold: r.threshold, knee: r.knee, attack: r.attack, hold: r.hold, release: r.release,
                  detect: r.detect.rawValue, enabled: r.enabled)
         }

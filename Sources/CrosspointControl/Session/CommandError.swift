@@ -55,6 +55,8 @@ package enum CommandError: Error, CustomStringConvertible {
         case let .outOfRange(key, value, range) where ParameterKind(key: key)?.family.unit == .milliseconds:
             return .invalid("\(key): \(Gain.format(value)) ms is \(value < range.lowerBound ? "below the minimum" : "above the maximum") "
                 + "\(Gain.format(value < range.lowerBound ? range.lowerBound : range.upperBound)) ms")
+        case let .outOfRange(key, value, range) where ParameterKind(key: key)?.family.unit == .decibels:
+            return .invalid("\(key): \(Gain.format(value)) dB is outside \(Gain.format(range.lowerBound)) to \(Gain.format(range.upperBound)) dB")
         case let .outOfRange(key, value, range) where ParameterKind(key: key)?.family.unit == .fraction:
             return .invalid("\(key): \(Gain.format(value)) is outside \(Gain.format(range.lowerBound)) to \(Gain.format(range.upperBound))")
         case let .outOfRange(key, value, range):

@@ -121,7 +121,10 @@ package final class Session {
                 exists(p, in: after) && !(exists(p, in: before) && before.value(of: p) == after.value(of: p))
             }
         } else {
-            sent = Parameter.all(for: before).filter { $0 != .channelMap && before.value(of: $0) != after.value(of: $0) }
+            // A rule's own keys (`duck.depth.0`) go with `duck`, which carries them.
+            sent = Parameter.all(for: before).filter {
+                $0 != .channelMap && !$0.kind.family.hasRule && before.value(of: $0) != after.value(of: $0)
+            }
         }
         if !exact {
             sent.removeAll { p in
@@ -190,7 +193,7 @@ package final class Session {
     }
 
     /// Whether a key exists on a mixer of that shape.
-    private func exists(_ p: Parameter, in mixer: Mixer) -> Bool { p.input < mixer.inputs && p.output < mixer.outputs }
+    private func exists(_ p: Parameter, in mixer: Mixer) -> Bool { p.exists(in: mixer) }
 
     /// Waits until the node's Props show every key sent with the value sent (up to 3 s: a
     /// node in another process applies a change after the daemon has passed it on). Only the
@@ -232,7 +235,8 @@ package final class Session {
 
     /// What a key acts on, by port names (`in_FL -> out_FR`), for the lines a change prints.
     package func describe(_ p: Parameter, _ target: Target, _ mixer: Mixer) -> String? {
-        switch (p.kind.family.hasInput, p.kind.family.hasOutput) {
+        if p.kind.family.hasRule { return "rule \(p.rule)" }
+        return switch (p.kind.family.hasInput, p.kind.family.hasOutput) {
         case (true, true): "\(target.inputName(p.input, mixer)) -> \(target.outputName(p.output, mixer))"
         case (true, false): target.inputName(p.input, mixer)
         case (false, true): target.outputName(p.output, mixer)
@@ -249,6 +253,7 @@ package final class Session {
         }
         return switch value {
         case let .number(v) where p.kind.family.unit == .milliseconds: "\(Gain.formatMilliseconds(v)) ms"
+        case let .number(v) where p.kind.family.unit == .decibels: "\(Gain.format(v)) dB"
         case let .number(v) where p.kind.family.type == .int || p.kind.family.unit == .fraction: Gain.format(v)
         case let .number(v):
             if v == 0 { "-inf" } else {

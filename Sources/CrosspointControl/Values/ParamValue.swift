@@ -15,6 +15,13 @@ package enum ParamValue {
             return .number(ms)
         case .float where p.kind.family.unit == .milliseconds:
             return .number(try milliseconds(text))
+        case .float where p.kind.family.unit == .decibels:
+            var text = CommandLineWords.restore(text).trimmingSpaces()
+            if text.lowercased().hasSuffix("db") { text = String(text.dropLast(2)).trimmingSpaces() }
+            guard let value = Double(text), value.isFinite, family.range.contains(value) else {
+                throw CommandError.invalid("\(p.key): '\(text.printable)' is not a level from \(Gain.format(family.range.lowerBound)) to \(Gain.format(family.range.upperBound)) dB")
+            }
+            return .number(value)
         case .float where p.kind.family.unit == .fraction:
             let value = Double(CommandLineWords.restore(text).trimmingSpaces())
             guard let value, value.isFinite, family.range.contains(value) else {

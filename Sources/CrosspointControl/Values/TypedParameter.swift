@@ -10,7 +10,7 @@ extension Parameter {
         do {
             return try Parameter(key: key, in: m)
         } catch {
-            guard case let .invalidValue(_, reason) = error, reason.hasPrefix("no ") else { throw error }
+            guard case let .invalidValue(_, reason) = error, reason.hasPrefix("no input") || reason.hasPrefix("no output") else { throw error }
             let names = reason.hasPrefix("no input") ? m.inputChannels : m.outputChannels
             // The channel typed: the name the reason quotes ("no input channel is named 'FLL'").
             let typed = reason.split(separator: "'", omittingEmptySubsequences: false).dropFirst().first.map(String.init) ?? ""

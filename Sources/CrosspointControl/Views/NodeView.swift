@@ -137,7 +137,7 @@ package struct NodeView {
     /// The numbers of one value, after the master on the first line (`ramp 10 ms`).
     private static let globals = ParameterKind.allCases.filter { kind in
         let f = kind.family
-        return f.access == .readWrite && !f.hasOutput && !f.hasInput && [.float, .int].contains(f.type) && f.carried != .shape
+        return f.access == .readWrite && !f.hasOutput && !f.hasInput && !f.hasRule && [.float, .int].contains(f.type) && f.carried != .shape
             && kind != .masterGain
     }
 

@@ -473,6 +473,7 @@ function showEmpty(text) {
 function renderHeader() {
   renderMidi();
   renderDevices();
+  renderDucking();
   const n = S.node;
   const mg = $('master-gain');
   const g = n ? gainOf({ t: 'master' }) : 1;
@@ -1385,7 +1386,7 @@ function deviceControls() {
   const toggle = (open) => {
     DV.open = open;
     try { localStorage.setItem(LS_DEVICES, open ? '1' : '0'); } catch (e) { /* ignore */ }
-    if (open && AP.open) toggleApps(false);   // one panel beside the grid at a time
+    if (open) closeOtherPanels('devices');   // one panel beside the grid at a time
     renderDevices();
     if (open && S.node) $('dev-name').focus();
   };
@@ -1426,6 +1427,176 @@ function deviceControls() {
       $('dev-add').disabled = false;
     }
   });
+}
+
+/* ================================================================ 5b'. the ducking panel */
+
+/* The node's ducking rules (README: Ducking), one row each: its trigger and what it lowers, a
+ * switch (`duck.on.N`), its depth (`duck.depth.N`: the keys a MIDI knob or an OSC slider moves),
+ * and Remove (asked twice); a form adds one. Adding and removing set the `duck` key through the
+ * change queue, as `crosspoint duck add/remove` do: the node checks the line (a channel it does
+ * not have, a rule lowering its own trigger, a value out of range) and its error is said here. */
+const DK = { open: false, key: '', armed: -1, armTimer: 0 };
+const LS_DUCK = 'crosspoint.ducking-open';
+
+/** A rule's line as the node writes it: {triggers, lowers, depth, threshold, enabled, text}. */
+function duckRule(text) {
+  const words = text.split(/\s+/).filter(Boolean);
+  const r = { triggers: (words[0] || '').split(','), lowers: [], depth: -12, threshold: -40, enabled: !words.includes('off'), text };
+  for (const w of words.slice(1)) {
+    const eq = w.indexOf('=');
+    if (eq < 0) continue;
+    const k = w.slice(0, eq), v = w.slice(eq + 1);
+    if (k === 'lowers') r.lowers = v.split(',');
+    else if (k === 'depth' || k === 'threshold') r[k] = Number(v);
+  }
+  return r;
+}
+/** A lowered channel as a person reads it: in_music_FL, out_FL, music_FL → FL. */
+function loweredName(c) {
+  if (c.startsWith('out:')) return 'out ' + c.slice(4);
+  const m = /^matrix\.([^.]+)\.([^.]+)$/.exec(c);
+  return m ? m[1] + ' → ' + m[2] : c;
+}
+/** The node's error without the rule it quotes (`duck: rule 2 'mic lowers=...': `): the reason,
+ * with its rule: `Not added: lowers its own trigger mic`. */
+function duckReason(message) {
+  return message.replace(/^(duck: )?rule \d+ '[^]*?'(: | (?=lowers|names))/, '').replace(/^duck: /, '');
+}
+
+function toggleDucking(open) {
+  DK.open = open;
+  try { localStorage.setItem(LS_DUCK, open ? '1' : '0'); } catch (e) { /* ignore */ }
+  if (open) closeOtherPanels('ducking');
+  DK.key = '';
+  renderDucking();
+  if (open && S.node) $('duck-trigger').focus();
+}
+
+function renderDucking() {
+  const n = S.node;
+  const rules = n ? (n.duck || []) : [];
+  const t = $('duck-toggle');
+  t.disabled = !n;
+  $('duck-count').textContent = n ? String(rules.length) : '';
+  t.setAttribute('aria-expanded', String(DK.open && !!n));
+  const panel = $('ducking');
+  const show = DK.open && !!n;
+  if (panel.hidden === show) panel.hidden = !show;
+  if (!show) return;
+  const key = JSON.stringify([rules, n['input.position'], DK.armed]);
+  if (key === DK.key) return;
+  // A depth being typed stays as it is while the node changes.
+  if (document.activeElement && document.activeElement.classList.contains('duckdepth') && DK.key) return;
+  DK.key = key;
+  $('duck-inputs').replaceChildren(...(n['input.position'] || []).map((name) => h('option', { value: name })));
+  const list = $('duck-list');
+  list.replaceChildren(...rules.map((text, r) => duckItem(duckRule(text), r)));
+  if (!rules.length) list.append(h('li', { class: 'devnone', text: 'No ducking rules yet: add one below.' }));
+}
+
+function duckItem(rule, r) {
+  const li = h('li', { class: 'devitem' + (rule.enabled ? '' : ' off'), 'data-testid': 'duck-rule-' + r });
+  const on = h('input', { type: 'checkbox', 'data-testid': 'duck-on-' + r, 'aria-label': 'Rule ' + r + ' on',
+    title: 'Rule ' + r + ' applies (duck.on.' + r + '); off keeps it without lowering anything' });
+  on.checked = rule.enabled;
+  const depth = h('input', { type: 'number', class: 'duckdepth', min: '-60', max: '0', step: '1', value: String(rule.depth),
+    'data-testid': 'duck-depth-' + r, 'aria-label': 'Rule ' + r + ' depth in dB', title: 'How far it lowers, -60 to 0 dB (duck.depth.' + r + ')' });
+  const armed = DK.armed === r;
+  const remove = h('button', { type: 'button', class: armed ? 'armed' : '', 'data-testid': 'duck-remove-' + r,
+    text: armed ? 'Remove?' : 'Remove', title: 'Remove rule ' + r + ': what it lowers comes back up' });
+  const err = h('div', { class: 'deverr', role: 'alert', 'data-testid': 'duck-rule-error-' + r });
+  li.append(
+    h('div', { class: 'devmain' },
+      h('div', { class: 'devtitle' }, h('span', { class: 'kind duck', text: String(r) }), h('b', { text: rule.triggers.join(', ') }), ' lowers'),
+      h('div', { class: 'chans', text: rule.lowers.map(loweredName).join(', ') }),
+      h('div', { class: 'row duckrow' }, h('label', {}, on, ' on'), h('label', {}, depth, ' dB'),
+        h('span', { class: 'sub', text: 'above ' + rule.threshold + ' dBFS' })),
+      err),
+    h('div', { class: 'acts' }, remove));
+  on.addEventListener('change', async () => {
+    err.textContent = '';
+    try { await Q.put('duck.on.' + r, on.checked, true); notice('Rule ' + r + (on.checked ? ' on' : ' off')); }
+    catch (e) { err.textContent = 'Not switched: ' + duckReason(e.message); }
+    DK.key = ''; renderDucking();
+  });
+  depth.addEventListener('change', async () => {
+    const v = Number(depth.value);
+    if (depth.value.trim() === '' || !Number.isFinite(v) || v < -60 || v > 0) { err.textContent = 'The depth is a level from -60 to 0 dB.'; return; }
+    err.textContent = '';
+    try { await Q.put('duck.depth.' + r, v, true); notice('Rule ' + r + ' lowers by ' + v + ' dB'); }
+    catch (e) { err.textContent = 'Not changed: ' + duckReason(e.message); }
+    depth.blur();
+    DK.key = ''; renderDucking();
+  });
+  // Remove asks twice: the first click arms the button for 3 s (as a device's Remove).
+  remove.addEventListener('click', async () => {
+    clearTimeout(DK.armTimer);
+    if (DK.armed !== r) {
+      DK.armed = r;
+      DK.armTimer = setTimeout(() => { DK.armed = -1; renderDucking(); }, 3000);
+      renderDucking();
+      return;
+    }
+    DK.armed = -1;
+    const lines = (S.node.duck || []).filter((_, k) => k !== r);
+    try { await Q.put('duck', lines, true); notice('Removed rule ' + r); }
+    catch (e) { err.textContent = 'Not removed: ' + duckReason(e.message); }
+    DK.key = ''; renderDucking();
+  });
+  return li;
+}
+
+function duckControls() {
+  try { DK.open = localStorage.getItem(LS_DUCK) === '1'; } catch (e) { /* ignore */ }
+  if (DK.open) closeOtherPanels('ducking');
+  $('duck-toggle').addEventListener('click', () => toggleDucking(!DK.open));
+  $('ducking-close').addEventListener('click', () => { toggleDucking(false); $('duck-toggle').focus(); });
+  const form = $('duck-add'), err = $('duck-error');
+  form.addEventListener('input', () => { err.textContent = ''; });
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (!S.node) return;
+    const list = (id) => $(id).value.split(/[\s,]+/).filter(Boolean).join(',');
+    const trigger = list('duck-trigger'), lowers = list('duck-lowers');
+    if (!trigger) { err.textContent = 'Name the trigger: the inputs whose level lowers the others, e.g. mic.'; $('duck-trigger').focus(); return; }
+    if (!lowers) { err.textContent = 'Name what it lowers: inputs, out:OUTPUT or matrix.IN.OUT, comma-separated.'; $('duck-lowers').focus(); return; }
+    const words = [trigger, 'lowers=' + lowers];
+    for (const [id, option] of [['duck-depth', 'depth'], ['duck-threshold', 'threshold'], ['duck-attack', 'attack'], ['duck-hold', 'hold'], ['duck-release', 'release']]) {
+      const v = $(id).value.trim();
+      if (v) words.push(option + '=' + v);
+    }
+    err.textContent = '';
+    $('duck-add-button').disabled = true;
+    try {
+      await Q.put('duck', (S.node.duck || []).concat([words.join(' ')]), true);
+      notice('Added a rule on ' + trigger);
+      $('duck-trigger').value = ''; $('duck-lowers').value = '';
+      DK.key = '';
+      renderDucking();
+    } catch (e) {
+      err.textContent = 'Not added: ' + duckReason(e.message);
+      err.scrollIntoView({ block: 'nearest' });
+    } finally {
+      $('duck-add-button').disabled = false;
+    }
+  });
+  renderDucking();
+}
+
+/** One panel beside the grid at a time: closes the others than `open`. */
+function closeOtherPanels(open) {
+  if (open !== 'devices' && DV.open) {
+    DV.open = false;
+    try { localStorage.setItem(LS_DEVICES, '0'); } catch (e) { /* ignore */ }
+    renderDevices();
+  }
+  if (open !== 'apps' && AP.open) toggleApps(false);
+  if (open !== 'ducking' && DK.open) {
+    DK.open = false;
+    try { localStorage.setItem(LS_DUCK, '0'); } catch (e) { /* ignore */ }
+    renderDucking();
+  }
 }
 
 /* ================================================================ 5c. the apps panel */
@@ -1542,11 +1713,7 @@ async function moveApp(a, to) {
 function toggleApps(open) {
   AP.open = open;
   try { localStorage.setItem(LS_APPS, open ? '1' : '0'); } catch (e) { /* ignore */ }
-  if (open && DV.open) {   // one panel beside the grid at a time
-    DV.open = false;
-    try { localStorage.setItem(LS_DEVICES, '0'); } catch (e) { /* ignore */ }
-    renderDevices();
-  }
+  if (open) closeOtherPanels('apps');   // one panel beside the grid at a time
   AP.key = '';
   renderApps();
 }
@@ -2142,6 +2309,7 @@ function boot() {
   sceneControls();
   deviceControls();
   appControls();
+  duckControls();
   $('error').addEventListener('click', () => { $('error').hidden = true; });
 
   api('api/status').then((s) => {
