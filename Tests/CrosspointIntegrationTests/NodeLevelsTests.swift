@@ -112,16 +112,29 @@ struct NodeLevelsTests {
     @Test func sineAtMinus12ReadsItsLevelOnItsInputAndEveryOutputAsItsMatrixRowSays() throws {
         let sandbox = try startSandbox()
         defer { sandbox.stop() }
-        // Watching before the tone starts (its first reading seen): the tone is read whole.
-        let running = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "100"])
-        try Wait.until("the meter's first reading") { !running.readings.isEmpty }
         let signal = TestSignal(channels: [NodeLevelsTests.sine(decibels: -12, seconds: 3), Array(repeating: 0, count: Int(3 * NodeLevelsTests.rate))])
-        _ = try sandbox.playThrough(node: "xp-levels", signal: signal, linkedInputs: [0, 1])
-        #expect(running.interrupt() == 0)
-        // Ctrl-C released the lease: the node stops publishing at once, not when it runs out.
-        try waitForProperty(sandbox, "xp-levels", timeout: 1.5, "the node to stop publishing") { $0 == "" }
+        var readings: [[String: Any]] = []
+        // The rig's control: when its reference path (the player straight into the recorder)
+        // is not the signal, the machine lost a cycle of the player, and the node's meters read
+        // the silence it was given (CI on 0.3.65 under load: -18 dB RMS on the input and every
+        // output alike); that playing is said and made again, as `expectAudio` does.
+        for attempt in 1...Sandbox.recordingsWhenTheMachineGlitches {
+            // Watching before the tone starts (its first reading seen): the tone is read whole.
+            let running = try Meter(sandbox, ["meter", "xp-levels", "--json", "--interval", "100"])
+            try Wait.until("the meter's first reading") { !running.readings.isEmpty }
+            let recording = try sandbox.playThrough(node: "xp-levels", signal: signal, linkedInputs: [0, 1])
+            #expect(running.interrupt() == 0)
+            // Ctrl-C released the lease: the node stops publishing at once, not when it runs out.
+            try waitForProperty(sandbox, "xp-levels", timeout: 1.5, "the node to stop publishing") { $0 == "" }
+            readings = running.readings
+            let control = try Comparison(recording: recording.outputs([1]), expected: [signal.channels[0]])
+            if control.referenceError > 1e-4 && attempt < Sandbox.recordingsWhenTheMachineGlitches {
+                print("xp-levels: playing \(attempt): the reference path glitched (\(control)); played again")
+                continue
+            }
+            break
+        }
 
-        let readings = running.readings
         let tone = steady(readings)
         #expect(tone.count >= 15, "readings while the tone played: \(tone.count) of \(readings.count)")
         for reading in tone {

@@ -103,33 +103,40 @@ struct VirtualDeviceTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Wave.write(signal.channels, to: folder + "/in.wav")
-        let recorders: [(String, [String])] = [
-            ("pw-record", ["pw-record", "--target", "stream-mix", "--channels", "2", "--format", "f32", folder + "/pw.wav"]),
-            ("parecord", ["parecord", "--device=stream-mix", "--channels=2", "--rate=48000", "--format=float32le", "--latency-msec=20", "--file-format=wav", folder + "/pa.wav"]),
-        ]
-        var running: [Background] = []
-        for (name, command) in recorders {
-            running.append(try sandbox.start(command, stderr: folder + "/\(name).err"))
-        }
-        _ = try sandbox.waitFor("the recorders to be linked to stream-mix") { graph in
-            graph.links(of: "stream-mix").count >= 2 + 2 * recorders.count
-        }
-        usleep(300_000)
-        let player = try sandbox.start([
-            "pw-cat", "--playback", "-P", "{ node.autoconnect = false node.name = mix-player }", "--channels", "2",
-            "--channel-map", PipeWire.channelMap(["FL", "FR"]), folder + "/in.wav",
-        ])
-        let linked = sandbox.shell("pw_wait_ports mix-player 2 output && pw-link mix-player:output_FL desk:in_FL && pw-link mix-player:output_FR desk:in_FR")
-        #expect(linked.succeeded, "\(linked.stderr)")
-        player.wait(timeout: 30)
-        usleep(300_000)
-        for recorder in running { recorder.stop() }
-        for (name, _) in recorders {
-            let path = folder + (name == "pw-record" ? "/pw.wav" : "/pa.wav")
-            let recorded = try Wave.read(path)
-            #expect(recorded.count == 2, "\(name) recorded \(recorded.count) channels")
-            guard recorded.count == 2 else { continue }
-            expectSamples(recorded, signal.channels, name, tolerance: 1e-6)
+        // Played by the rig into the desk's FL and FR while both recorders record the stream
+        // mix: the rig's reference path (the player straight into its own sink) is the control.
+        // When it is not the signal, the machine lost a cycle of the player (CI on 1.4 under
+        // load: both recorders off by 0.399 at the same place) and the playing is made again, as
+        // the rig's `expectAudio` does; with the control exact, the mix must be.
+        for attempt in 1...Sandbox.recordingsWhenTheMachineGlitches {
+            let recorders: [(String, [String])] = [
+                ("pw-record", ["pw-record", "--target", "stream-mix", "--channels", "2", "--format", "f32", folder + "/pw.wav"]),
+                ("parecord", ["parecord", "--device=stream-mix", "--channels=2", "--rate=48000", "--format=float32le", "--latency-msec=20", "--file-format=wav", folder + "/pa.wav"]),
+            ]
+            var running: [Background] = []
+            for (name, command) in recorders {
+                running.append(try sandbox.start(command, stderr: folder + "/\(name).err"))
+            }
+            _ = try sandbox.waitFor("the recorders to be linked to stream-mix") { graph in
+                graph.links(of: "stream-mix").count >= 2 + 2 * recorders.count
+            }
+            usleep(300_000)
+            let recording = try sandbox.playThrough(node: "desk", signal: signal, linkedInputs: [0, 1], linkedOutputs: [0, 1])
+            usleep(300_000)
+            for recorder in running { recorder.stop() }
+            let control = try Comparison(recording: recording.outputs([0]), expected: [signal.channels[0]])
+            if control.referenceError > 1e-4 && attempt < Sandbox.recordingsWhenTheMachineGlitches {
+                print("stream-mix: playing \(attempt): the reference path glitched (\(control)); played again")
+                continue
+            }
+            for (name, _) in recorders {
+                let path = folder + (name == "pw-record" ? "/pw.wav" : "/pa.wav")
+                let recorded = try Wave.read(path)
+                #expect(recorded.count == 2, "\(name) recorded \(recorded.count) channels")
+                guard recorded.count == 2 else { continue }
+                expectSamples(recorded, signal.channels, name, tolerance: 1e-6)
+            }
+            break
         }
     }
 
