@@ -153,27 +153,28 @@ static void XP_NAME(column)(float *out, const float *const *resolved, const int3
 
 // T outputs along linear ramps of the same sources and position: out[t][n] = sum over k of
 // (from[t][k] + step[t][k] * (position + 1 + n)) * resolved[source[k]][n], frames [n, end) in
-// steps of V vectors. Each source's gain at a chunk's first frame, g, and its step, s, feed two
-// sums, a = sum g * x and b = sum s * x, so that the chunk is a + i * b (i the frame within the
-// chunk): one load a source and vector for T outputs, two multiply-adds an output, and each
-// output written once (a gain per frame and source would load and store the output once per
-// source), as a steady tile shares its loads.
+// steps of V vectors. Written as two sums over the sources, a = sum first * x and b = sum step
+// * x (first[t * count + k] the gain at the block's first frame), so that out = a + n * b: the
+// gains are constant over the block, as a steady tile's are (two multiply-adds an output and
+// source, nothing recomputed per chunk), one load a source and vector serves the T outputs,
+// and each output is written once. A frame's arithmetic is the same whatever V and T (the
+// sums in the sources' order, then one multiply-add), so an output stays bit-identical beside
+// any other ramping with it.
 static inline __attribute__((always_inline)) int XP_NAME(ramp_vectors)(
     const int T, const int V, float *const *out, const float *const *resolved, const int32_t *source,
-    const float *const *from, const float *const *step, int count, int position, int n, int end)
+    const float *first, const float *const *step, int count, int n, int end)
 {
     VEC lane;
     for (int l = 0; l < XP_W; l++) lane[l] = (float)l;
     for (; n + V * XP_W <= end; n += V * XP_W) {
         VEC a[XP_TILE_WIDTH][XP_ACC], b[XP_TILE_WIDTH][XP_ACC], x[XP_ACC];
-        const float at = (float)(position + 1 + n);
         for (int t = 0; t < T; t++)
             for (int v = 0; v < V; v++) a[t][v] = b[t][v] = XP_NAME(splat)(0);
         for (int k = 0; k < count; k++) {
             const float *p = resolved[source[k]] + n;
             for (int v = 0; v < V; v++) x[v] = XP_NAME(load)(p + v * XP_W);
             for (int t = 0; t < T; t++) {
-                VEC g = XP_NAME(splat)(MADDS(step[t][k], at, from[t][k])), st = XP_NAME(splat)(step[t][k]);
+                VEC g = XP_NAME(splat)(first[t * count + k]), st = XP_NAME(splat)(step[t][k]);
                 for (int v = 0; v < V; v++) {
                     a[t][v] = MADDV(g, x[v], a[t][v]);
                     b[t][v] = MADDV(st, x[v], b[t][v]);
@@ -182,29 +183,36 @@ static inline __attribute__((always_inline)) int XP_NAME(ramp_vectors)(
         }
         for (int t = 0; t < T; t++)
             for (int v = 0; v < V; v++) {
-                VEC i = lane + XP_NAME(splat)((float)(v * XP_W));
+                VEC i = lane + XP_NAME(splat)((float)(n + v * XP_W));
                 XP_NAME(store)(out[t] + n + v * XP_W, MADDV(i, b[t][v], a[t][v]));
             }
     }
     return n;
 }
 
-// T outputs along their ramps: wide chunks, then single vectors, then single frames.
+// T outputs along their ramps: wide chunks (as many vectors as the registers hold for T),
+// then single vectors, then single frames.
 static inline __attribute__((always_inline)) void XP_NAME(ramp_t)(
     const int T, float *const *out, const float *const *resolved, const int32_t *source, const float *const *from,
     const float *const *step, int count, int frames, int position)
 {
-    // The same chunks whatever T is, so that an output's arithmetic does not depend on the
-    // outputs ramping beside it (a change to one output leaves the others bit-identical).
-    const int wide = XP_ACC / (2 * XP_TILE_WIDTH) > 0 ? XP_ACC / (2 * XP_TILE_WIDTH) : 1;
-    int n = XP_NAME(ramp_vectors)(T, wide, out, resolved, source, from, step, count, position, 0, frames);
-    n = XP_NAME(ramp_vectors)(T, 1, out, resolved, source, from, step, count, position, n, frames);
+    // Each gain at the block's first frame (on the stack: at most XP_TILE_WIDTH x the inputs).
+    float first[T * count];
+    const float at = (float)(position + 1);
+    for (int t = 0; t < T; t++)
+        for (int k = 0; k < count; k++) first[t * count + k] = MADDS(step[t][k], at, from[t][k]);
+    const int wide = XP_ACC / (2 * T) > 0 ? XP_ACC / (2 * T) : 1;
+    int n = XP_NAME(ramp_vectors)(T, wide, out, resolved, source, first, step, count, 0, frames);
+    n = XP_NAME(ramp_vectors)(T, 1, out, resolved, source, first, step, count, n, frames);
     for (; n < frames; n++) {
-        const float at = (float)(position + 1 + n);
         for (int t = 0; t < T; t++) {
-            float acc = 0;
-            for (int k = 0; k < count; k++) acc = MADDS(MADDS(step[t][k], at, from[t][k]), resolved[source[k]][n], acc);
-            out[t][n] = acc;
+            float a = 0, b = 0;
+            for (int k = 0; k < count; k++) {
+                const float x = resolved[source[k]][n];
+                a = MADDS(first[t * count + k], x, a);
+                b = MADDS(step[t][k], x, b);
+            }
+            out[t][n] = MADDS((float)n, b, a);
         }
     }
 }

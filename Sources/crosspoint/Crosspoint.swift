@@ -46,7 +46,7 @@ struct Crosspoint: ParsableCommand {
     /// command, and prints any error with every control character escaped.
     static func run(_ arguments: [String]) -> Never {
         do {
-            var command = try parseAsRoot(CommandLineWords.prepare(arguments))
+            var command = try parseAsRoot(CommandLineWords.prepare(NodeFirst.reorder(arguments)))
             try command.run()
             Glibc.exit(0)
         } catch {
