@@ -300,7 +300,13 @@ struct VirtualDeviceTests {
         let headphones = try #require(graph.nodeID("headphones"))
         let started = Date()
         #expect(sandbox.run(["wpctl", "set-default", "\(headphones)"]).succeeded)
-        graph = try sandbox.waitFor("the outputs on the headphones", describe: { "\(outputLinks($0))" }) {
+        // On a timeout, which side was wrong: the session manager's default (the metadata) or the
+        // node following it (its crosspoint.targets says what it saw). CI on 1.4 once waited 10 s.
+        graph = try sandbox.waitFor("the outputs on the headphones", describe: { graph in
+            let defaults = sandbox.run(["pw-metadata", "0"]).stdout.split(separator: "\n").filter { $0.contains("audio.sink") }
+            let seen = graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? ""
+            return "\(outputLinks(graph)); metadata: \(defaults.joined(separator: " | ")); desk's crosspoint.targets: \(seen)"
+        }) {
             outputLinks($0) == ["headphones:playback_FL", "headphones:playback_FR"]
         }
         let moved = Date().timeIntervalSince(started)
