@@ -14,8 +14,8 @@
 /// TRIGGER names inputs (by channel name or index; kept by name). A CHANNEL is an input
 /// (`music_FL`), written `out:NAME` an output (`out:FL`), or written `matrix.IN.OUT` (the
 /// cross-point's key) one cross-point (`matrix.music_FL.stream_FL`: the music lowered in the
-/// stream mix only); a rule never lowers its own trigger. Levels are dBFS (`dB` may follow the number), times milliseconds (`ms` or `s` may
-/// follow). Several rules lowering one channel: the deepest reduction wins, not the sum. `off`
+/// stream mix only); a rule never lowers its own trigger. Levels are dBFS (`dB` may follow the
+/// number), times milliseconds (`ms` or `s` may follow). Several rules lowering one channel: the deepest reduction wins, not the sum. `off`
 /// keeps a rule without applying it. Names the node no longer has are kept and do nothing.
 public struct DuckingRule: Equatable, Sendable {
     /// At most this many rules a node.
@@ -261,8 +261,7 @@ extension Mixer {
             guard ducking.indices.contains(n) else { throw .invalidValue(key: DuckingRule.key, reason: noRule(n)) }
             return n
         }
-        let names = word.split(separator: ",").map { token in (try? inputIndex(token)).map { inputChannels[$0] } ?? String(token) }
-        let found = ducking.indices.filter { ducking[$0].triggers == names }
+        let found = duckingRules(triggeredBy: word)
         guard found.count == 1 else {
             let triggers = ducking.map { $0.triggers.joinedBytes(separator: ",") }
             throw .invalidValue(key: DuckingRule.key, reason: found.isEmpty
@@ -270,6 +269,13 @@ extension Mixer {
                 : "\(found.count) rules are triggered by \(word.prefix(80)): name one by its number (\(found.map(\.decimalText).joinedBytes(separator: ", ")))")
         }
         return found[0]
+    }
+
+    /// The rules whose trigger is `word` as a rule writes it (`mic`, `speech_FL,speech_FR`;
+    /// channel indices too), in their order.
+    public func duckingRules(triggeredBy word: Substring) -> [Int] {
+        let names = word.split(separator: ",").map { token in (try? inputIndex(token)).map { inputChannels[$0] } ?? String(token) }
+        return ducking.indices.filter { ducking[$0].triggers == names }
     }
 
     /// A rule as a key names it: its trigger where no other rule has it, else its number.

@@ -39,11 +39,11 @@ struct DuckingStage {
     let triggers: UnsafeMutablePointer<Int32>
     let lowered: UnsafeMutablePointer<Int32>
     /// The channels the stage scales, one slot each: inputs first (`inputSlots` of them), then
-    /// outputs (up to `crosspointSlots`), then cross-points; `slotChannel[k]` is the channel's
+    /// outputs, then cross-points (from `firstCrosspointSlot` on); `slotChannel[k]` is the channel's
     /// index (a cross-point's: input << 16 | output).
     let slotCount: Int
     let inputSlots: Int
-    let crosspointSlots: Int
+    let firstCrosspointSlot: Int
     let slotChannel: UnsafeMutablePointer<Int32>
     /// Per output of the plan, its slot or -1.
     let outputSlot: UnsafeMutablePointer<Int32>
@@ -154,7 +154,7 @@ struct DuckingStage {
         return block.array(at: stageAt, repeating: DuckingStage(
             ruleCount: made.count, rules: block.array(at: rulesAt, from: made),
             triggers: block.array(at: triggersAt, from: triggers), lowered: block.array(at: loweredAt, from: lowered),
-            slotCount: slots, inputSlots: slotInputs.count, crosspointSlots: firstCrosspoint,
+            slotCount: slots, inputSlots: slotInputs.count, firstCrosspointSlot: firstCrosspoint,
             slotChannel: block.array(at: slotChannelAt, from: channels),
             outputSlot: block.array(at: outputSlotAt, from: outputSlot), outputs: m,
             crossStart: block.array(at: crossStartAt, from: crossStart), crossInput: block.array(at: crossInputAt, from: crossInput),
@@ -248,7 +248,7 @@ struct DuckingStage {
 
     /// Slot `k`'s kind: 0 an input, 1 an output, 2 a cross-point.
     @inline(__always)
-    private func slotKind(_ k: Int) -> Int { k < inputSlots ? 0 : k < crosspointSlots ? 1 : 2 }
+    private func slotKind(_ k: Int) -> Int { k < inputSlots ? 0 : k < firstCrosspointSlot ? 1 : 2 }
 
     /// Whether a rule of this stage lowers slot `k` (otherwise it is a channel an earlier rule
     /// lowered, coming back up).

@@ -96,8 +96,7 @@ private func pick(_ what: String, in rules: [DuckingRule], mixer: Mixer) throws 
         }
         return [n]
     }
-    let names = what.split(separator: ",").map { token in (try? mixer.inputIndex(token)).map { mixer.inputChannels[$0] } ?? String(token) }
-    let found = Set(rules.indices.filter { rules[$0].triggers == names })
+    let found = Set(mixer.duckingRules(triggeredBy: Substring(what)))
     guard !found.isEmpty else { throw CommandError.invalid("no rule is triggered by \(what.printable); see `crosspoint duck list`") }
     return found
 }

@@ -172,6 +172,13 @@ class ControlSurface(unittest.TestCase):
         self.assertIsNotNone(node, f"node {name} is missing")
         return node
 
+    def error_toast(self):
+        """The error toast's text, once it shows (up to 5 s)."""
+        b = self.browser
+        wait_until("the error toast", lambda: b.js(
+            "const e = document.querySelector(\"[data-testid='error']\"); return e && !e.hidden && e.textContent.trim();"), timeout=5)
+        return b.js("return document.querySelector(\"[data-testid='error']\").textContent.trim();")
+
     def open_node(self, name, base=None, query=""):
         """Loads the page, picks node `name`, waits until the page shows it (window.crosspointStats
         names the node and its shape; the grid is virtual on large nodes: only the cells in view are
@@ -338,9 +345,7 @@ class ControlSurface(unittest.TestCase):
         name.clear()
         name.send_keys("../evil")
         b.find("preset-save").click()
-        wait_until("the error toast", lambda: b.js(
-            "const e = document.querySelector(\"[data-testid='error']\"); return e && !e.hidden && e.textContent.trim();"), timeout=5)
-        toast = b.js("return document.querySelector(\"[data-testid='error']\").textContent.trim();")
+        toast = self.error_toast()
         self.assertEqual(sorted(os.listdir(folder)), files, "a refused name wrote a file")
         # Delete: the first click arms the button, the second deletes.
         Select(b.find("preset-list")).select_by_value("browser-test")
@@ -700,9 +705,7 @@ class ControlSurface(unittest.TestCase):
             name.clear()
             name.send_keys("two words")
             b.find("scene-store").click()
-            wait_until("the error toast", lambda: b.js(
-                "const e = document.querySelector(\"[data-testid='error']\"); return e && !e.hidden && e.textContent.trim();"), timeout=5)
-            toast = b.js("return document.querySelector(\"[data-testid='error']\").textContent.trim();")
+            toast = self.error_toast()
             self.assertIn("not a scene name", toast)
             self.assertEqual(len(sb.params(node).get("scenes") or []), 2)
             figure("scenes", f"stored straight and apart, recalled straight over 1 s, the fader half-way (matrix.0.0 {half:.4f}); "

@@ -1586,17 +1586,13 @@ function duckControls() {
 
 /** One panel beside the grid at a time: closes the others than `open`. */
 function closeOtherPanels(open) {
-  if (open !== 'devices' && DV.open) {
-    DV.open = false;
-    try { localStorage.setItem(LS_DEVICES, '0'); } catch (e) { /* ignore */ }
-    renderDevices();
+  for (const [name, panel, stored, render] of [['devices', DV, LS_DEVICES, renderDevices], ['ducking', DK, LS_DUCK, renderDucking]]) {
+    if (name === open || !panel.open) continue;
+    panel.open = false;
+    try { localStorage.setItem(stored, '0'); } catch (e) { /* ignore */ }
+    render();
   }
   if (open !== 'apps' && AP.open) toggleApps(false);
-  if (open !== 'ducking' && DK.open) {
-    DK.open = false;
-    try { localStorage.setItem(LS_DUCK, '0'); } catch (e) { /* ignore */ }
-    renderDucking();
-  }
 }
 
 /* ================================================================ 5c. the apps panel */
