@@ -74,10 +74,14 @@ final class OutputFollower: NodePart {
         return graph.nodes.filter { isSink($0.key) && !own.contains($0.value.name) }.keys.min()
     }
 
-    /// The name a group's device goes by in the node's report.
+    /// The name a group's device goes by in the node's report: `default (interface)` where the
+    /// session manager published the default (now or before), `default (interface, the first
+    /// sink: no default published)` where none has been.
     private func describe(_ target: OutputTarget) -> String {
         guard target.followsDefault else { return target.device }
-        return device(of: target).flatMap { graph.nodes[$0]?.name }.map { "default (\($0))" } ?? "default"
+        guard let name = device(of: target).flatMap({ graph.nodes[$0]?.name }) else { return "default" }
+        guard lastDeviceDefault == nil else { return "default (\(name))" }
+        return "default (\(name), the first sink: no default published" + (graph.metadata == nil ? ", no default metadata)" : ")")
     }
 
     /// The links a person (or another tool) made from a group's outputs, which stay whatever

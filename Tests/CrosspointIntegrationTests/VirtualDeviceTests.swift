@@ -290,11 +290,15 @@ struct VirtualDeviceTests {
         // The default device: the interface, channel by channel.
         let set = sandbox.crosspoint("param", "desk", "targets", "default outputs=FL,FR")
         #expect(set.succeeded, "\(set.stderr)")
-        var graph = try sandbox.waitFor("the outputs on the interface", describe: { "\(outputLinks($0))" }) {
-            outputLinks($0) == ["interface:playback_FL", "interface:playback_FR"]
+        // Linked, and followed as the default the session manager published (not the first sink
+        // the node falls back on while none is published: WirePlumber 0.5 may publish it seconds
+        // after it starts on a loaded machine).
+        func targetsReport(_ graph: Graph) -> String {
+            graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? ""
         }
-        let state = graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? ""
-        #expect(state.contains("linked to default (interface)"), "\(state)")
+        var graph = try sandbox.waitFor("the outputs on the interface, the default", describe: { "\(outputLinks($0)); \(targetsReport($0))" }) {
+            outputLinks($0) == ["interface:playback_FL", "interface:playback_FR"] && targetsReport($0).contains("linked to default (interface)")
+        }
 
         // The person picks the headphones: the outputs move, within a moment, and only there.
         let headphones = try #require(graph.nodeID("headphones"))
@@ -304,8 +308,7 @@ struct VirtualDeviceTests {
         // node following it (its crosspoint.targets says what it saw). CI on 1.4 once waited 10 s.
         graph = try sandbox.waitFor("the outputs on the headphones", describe: { graph in
             let defaults = sandbox.run(["pw-metadata", "0"]).stdout.split(separator: "\n").filter { $0.contains("audio.sink") }
-            let seen = graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? ""
-            return "\(outputLinks(graph)); metadata: \(defaults.joined(separator: " | ")); desk's crosspoint.targets: \(seen)"
+            return "\(outputLinks(graph)); metadata: \(defaults.joined(separator: " | ")); desk's crosspoint.targets: \(targetsReport(graph))"
         }) {
             outputLinks($0) == ["headphones:playback_FL", "headphones:playback_FR"]
         }
@@ -409,8 +412,9 @@ struct VirtualDeviceTests {
         }
         try Wave.write(signal.channels, to: wav)
         // At each quantum, up to three recordings until one is clean: the direct path exact (the
-        // player and the recorder kept up) and, on PipeWire 1.x, no xrun counted in the graph
-        // meanwhile (pw-top's ERR). A deadline the graph missed can cost the longer path (tone,
+        // player and the recorder kept up) and no cycle missed in the graph meanwhile
+        // (MissedCycles: pw-top's ERR on 1.x, pw-profiler on 0.3.65; CI on 0.3.65 saw the
+        // node's path off by 0.39 mid-signal at quantum 64 with the direct path exact). A deadline the graph missed can cost the longer path (tone,
         // game, the node, the interface) a cycle the direct one keeps: CI on 1.4 saw the node's
         // path off by 0.2 mid-signal, once with the direct path exact and once with it glitched.
         // Quantum 1024 and 256 must have a clean recording; 64, where a loaded two-core machine
@@ -420,7 +424,7 @@ struct VirtualDeviceTests {
             var clean: (comparison: Comparison, read: [[Float]])?
             for attempt in 1...3 where clean == nil {
                 let tag = "\(quantum)-\(attempt)"
-                let errorsBefore = sandbox.graphErrors()
+                let watch = try MissedCycles(sandbox)
                 let recorder = try sandbox.start([
                     "pw-record", "--target", "interface", "-P", "{ stream.capture.sink = true node.name = delay-rec-\(tag) }",
                     "--channels", "4", "--channel-map", PipeWire.channelMap(["FL", "FR", "RL", "RR"]), "--format", "f32", recorded,
@@ -438,7 +442,7 @@ struct VirtualDeviceTests {
                 player.wait(timeout: 30)
                 usleep(300_000)
                 recorder.stop()
-                let xruns = errorsBefore.flatMap { before in sandbox.graphErrors().map { $0 - before } } ?? 0
+                let xruns = watch.stop() ?? 0
                 let read = try Wave.read(recorded)
                 try #require(read.count == 4)
                 let comparison = try Comparison(recording: Recording(outputs: Array(read.prefix(2)), reference: read[2],
@@ -446,11 +450,12 @@ struct VirtualDeviceTests {
                 print("quantum \(quantum), recording \(attempt): through game and the node \(comparison.lag.map(String.init) ?? "-") samples, "
                       + "direct \(comparison.referenceLag.map(String.init) ?? "-"): added \(comparison.addedDelay.map(String.init) ?? "-")"
                       + (comparison.referenceError <= 1e-4 ? "" : String(format: " (glitched: the direct path is off by %.2f)", comparison.referenceError))
-                      + (xruns > 0 ? " (glitched: \(xruns) xrun(s) in the graph)" : ""))
+                      + (xruns > 0 ? " (glitched: the graph missed \(xruns) cycle(s))" : ""))
                 if comparison.referenceError <= 1e-4 && xruns <= 0 { clean = (comparison, read) }
             }
             guard let (comparison, read) = clean else {
                 #expect(quantum == 64, "quantum \(quantum): every recording glitched")
+                print("quantum \(quantum): not judged: the graph missed cycles in every recording (the players on this machine)")
                 continue
             }
             #expect(comparison.addedDelay == 0, "quantum \(quantum): \(comparison)")
@@ -656,9 +661,12 @@ struct VirtualDeviceTests {
         }
         #expect(sandbox.run(["pw-link", "desk:out_mon_FL", "interface:playback_RL"]).succeeded)
         let hand = "also linked by hand: out_mon_FL -> interface:playback_RL"
+        // (And that it follows the default the session manager published: the first sink is all
+        // it has until WirePlumber publishes one.)
         try wait("the follower to say so") {
             let graph = try? Graph(sandbox)
-            return (graph?.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? "").contains(hand)
+            return (graph?.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? "")
+                .contains("linked to default (interface) (\(hand))")
         }
         let shown = sandbox.crosspoint("show", "desk").stdout
         #expect(shown.contains("following: default outputs=mon_FL,mon_FR: linked to default (interface) (\(hand))"), "\(shown)")

@@ -124,9 +124,8 @@ extension Sandbox {
     }
     /// The xruns PipeWire has counted in the graph so far: pw-top's ERR column (a driver's
     /// xruns, each follower's), summed over the nodes of its last refresh; nil where pw-top has
-    /// no batch mode (PipeWire 0.3.65). A count that rose over a recording says the graph missed
-    /// a deadline meanwhile: a node late in a cycle, whose path may have lost or repeated it.
-    func graphErrors() -> Int? {
+    /// no batch mode (PipeWire 0.3.65: `MissedCycles` reads pw-profiler there).
+    fileprivate func graphErrors() -> Int? {
         guard PipeWire.atLeast(1, 0, 0) else { return nil }
         let top = run(["pw-top", "-b", "-n", "2"], timeout: 20)
         guard top.succeeded else { return nil }
@@ -138,4 +137,67 @@ extension Sandbox {
             return sum + (fields.count > 8 ? Int(fields[8]) ?? 0 : 0)
         }
     }
+}
+
+/// Counts the cycles in which the graph missed its deadline while it runs (from `init` to
+/// `stop()`): a node still running when the driver started the next cycle, whose path may have
+/// lost or repeated a block that a shorter path kept. A recording that compares two paths
+/// sample for sample is judged only where none was missed: the count says whether the machine
+/// or the product made a difference.
+///
+/// On PipeWire 1.x, the rise of pw-top's ERR column. On 0.3.65 (no batch mode in pw-top),
+/// pw-profiler's log, read as scripts/bench-graph reads it: a cycle is missed when a follower
+/// was reported before it finished (status 1 or 2) or the graph finished after the period.
+final class MissedCycles {
+    private let sandbox: Sandbox
+    private let errorsBefore: Int?
+    private var profiler: Background?
+    private let log: String
+
+    init(_ sandbox: Sandbox) throws {
+        self.sandbox = sandbox
+        log = NSTemporaryDirectory() + "crosspoint-profiler-\(getpid())-\(UInt32.random(in: 0..<UInt32.max)).log"
+        if PipeWire.atLeast(1, 0, 0) {
+            errorsBefore = sandbox.graphErrors()
+        } else {
+            errorsBefore = nil
+            // It says `logging follower ID ("NAME")` when a cycle's profile first names a node:
+            // bound, and the graph's cycles reach it (line-buffered to see that now).
+            profiler = try sandbox.start(["stdbuf", "-oL", "pw-profiler", "-o", log], stdout: log + ".out")
+            let out = log + ".out"
+            try Wait.until("pw-profiler to log the graph's cycles", timeout: 10) {
+                ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains("logging follower")
+            }
+        }
+    }
+
+    /// The cycles missed since `init`; nil if it could not tell.
+    func stop() -> Int? {
+        defer {
+            try? FileManager.default.removeItem(atPath: log)
+            try? FileManager.default.removeItem(atPath: log + ".out")
+        }
+        guard let profiler else { return errorsBefore.flatMap { before in sandbox.graphErrors().map { $0 - before } } }
+        profiler.stop()
+        self.profiler = nil
+        guard let text = try? String(contentsOfFile: log, encoding: .utf8) else { return nil }
+        var cycles = 0, missed = 0
+        for line in text.split(separator: "\n") {
+            // Driver: signal - previous signal, finish - signal, delay, period (us); then 8 a
+            // follower: id, signal, awake, finish, awake - signal, finish - awake, status, 0.
+            let columns = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard columns.count >= 4, let d1 = Int(columns[0]), let d2 = Int(columns[1]), let period = Int(columns[3]) else { continue }
+            cycles += 1
+            // pw-profiler writes both as 1.4 periods when either exceeds 1.3: a late start or end.
+            let clamped = d1 == d2 && Double(d1) > 1.3 * Double(period)
+            var late = !clamped && d2 > period
+            for base in stride(from: 4, to: columns.count, by: 8) where base + 6 < columns.count {
+                if let status = Int(columns[base + 6].trimmingCharacters(in: .whitespaces)), status == 1 || status == 2 { late = true }
+            }
+            if late { missed += 1 }
+        }
+        return cycles > 0 ? missed : nil
+    }
+
+    deinit { profiler?.stop() }
 }
