@@ -5,6 +5,6 @@ set grid
 set title "Audio driver timing"
 set xlabel "audio cycles"
 set ylabel "usec"
-plot "/tmp/crosspoint-profiler-4392-100759259.log" using 3 title "Audio driver delay" with lines, "/tmp/crosspoint-profiler-4392-100759259.log" using 1 title "Audio period" with lines,"/tmp/crosspoint-profiler-4392-100759259.log" using 4 title "Audio estimated" with lines
+plot "/tmp/crosspoint-profiler-13427-3620591422.log" using 3 title "Audio driver delay" with lines, "/tmp/crosspoint-profiler-13427-3620591422.log" using 1 title "Audio period" with lines,"/tmp/crosspoint-profiler-13427-3620591422.log" using 4 title "Audio estimated" with lines
 unset multiplot
 unset output

@@ -4,5 +4,5 @@ set grid
 set title "Driver end date"
 set xlabel "audio cycles"
 set ylabel "usec"
-plot  "/tmp/crosspoint-profiler-4392-100759259.log" using 2 title "Driver end date" with lines 
+plot  "/tmp/crosspoint-profiler-13427-3620591422.log" using 2 title "Driver end date" with lines 
 unset output

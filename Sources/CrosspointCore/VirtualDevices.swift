@@ -9,6 +9,7 @@
 /// model alone. A device is written as one line of text, the same everywhere:
 ///
 ///     sink|source NAME [position=P,P...] [channels=C,C...] [default] [description=TEXT...]
+///     send|receive NAME to=|from=ADDRESS:PORT [session=NAME] ... (NetworkStreams.swift)
 ///     sink game description=Game
 ///     sink chat position=MONO
 ///     source stream-mix channels=stream_FL,stream_FR description=Stream mix
@@ -24,6 +25,16 @@ public struct VirtualDevice: Equatable, Sendable {
         case sink
         /// A recording device: mixer outputs feed it, applications record from it.
         case source
+        /// A stream sent over the network: mixer outputs feed it (NetworkStreams.swift).
+        case send
+        /// A stream received from the network: its channels feed mixer inputs.
+        case receive
+
+        /// True for the kinds whose channels feed mixer inputs (sink, receive); the others
+        /// carry mixer outputs.
+        public var feedsInputs: Bool { self == .sink || self == .receive }
+        /// True for the kinds that go over the network.
+        public var isNetwork: Bool { self == .send || self == .receive }
     }
 
     /// At most this many devices a node.
@@ -45,12 +56,14 @@ public struct VirtualDevice: Equatable, Sendable {
     public var channels: [String]
     /// Made the default device when created.
     public var isDefault: Bool
+    /// Where and how a `send` or `receive` goes over the network (nil for the other kinds).
+    public var network: NetworkStream?
 
     /// The key every error names.
     static let key = "devices"
 
     public init(kind: Kind, name: String, description: String? = nil, positions: [String] = ["FL", "FR"],
-                channels: [String]? = nil, isDefault: Bool = false) throws(CrosspointError) {
+                channels: [String]? = nil, isDefault: Bool = false, network: NetworkStream? = nil) throws(CrosspointError) {
         try VirtualDevice.check(name: name)
         try VirtualDevice.check(positions: positions)
         self.kind = kind
@@ -59,7 +72,12 @@ public struct VirtualDevice: Equatable, Sendable {
         self.positions = positions
         self.channels = channels ?? VirtualDevice.defaultChannels(name: name, positions: positions)
         self.isDefault = isDefault
+        self.network = kind.isNetwork ? network ?? NetworkStream() : nil
         try VirtualDevice.check(description: self.description)
+        if let network = self.network { try network.check(sending: kind == .send, name: name) }
+        guard !(isDefault && kind.isNetwork) else {
+            throw .invalidValue(key: Self.key, reason: "'\(name)' goes over the network: it cannot be the default device")
+        }
         guard self.channels.count == positions.count else {
             throw .invalidValue(key: Self.key, reason: "'\(name)' has \(positions.count) positions but \(self.channels.count) channels; give one channel per position")
         }
@@ -116,7 +134,8 @@ extension VirtualDevice {
     /// Reads `sink|source NAME [position=...] [channels=...] [default] [description=...]`.
     /// Channels given as indices are kept as indices here; `Mixer.setDevices` names them.
     public init(text: String) throws(CrosspointError) {
-        let usage = "write sink|source NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT], e.g. 'sink game description=Game'"
+        let usage = "write sink|source NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT], e.g. 'sink game description=Game', "
+            + "or send|receive NAME to=|from=ADDRESS:PORT [session=NAME] [format=S16BE] [latency=MS]"
         var rest = Substring(text)
         func word() -> Substring? {
             rest = rest.drop(while: { $0 == " " })
@@ -127,17 +146,19 @@ extension VirtualDevice {
         }
         guard let kindWord = word() else { throw .invalidValue(key: Self.key, reason: "an empty device: \(usage)") }
         guard let kind = Kind(rawValue: kindWord.lowercased()) else {
-            throw .invalidValue(key: Self.key, reason: "'\(kindWord.prefix(40))' in '\(text.prefix(80))' is not sink or source: \(usage)")
+            throw .invalidValue(key: Self.key, reason: "'\(kindWord.prefix(40))' in '\(text.prefix(80))' is not sink, source, send or receive: \(usage)")
         }
         guard let name = word() else { throw .invalidValue(key: Self.key, reason: "'\(text.prefix(80))' names no device: \(usage)") }
         var positions: [String]?, channels: [String]?, description: String?, isDefault = false
+        var network = NetworkStream()
+        let options = "position=, channels=, default, description=" + (kind.isNetwork ? ", " + NetworkStream.optionNames : "")
         while let option = word() {
             func list(_ value: Substring) -> [String] {
                 value.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             }
             if option.lowercased() == "default" { isDefault = true; continue }
             guard let eq = option.firstIndex(of: "=") else {
-                throw .invalidValue(key: Self.key, reason: "'\(option.prefix(40))' in '\(text.prefix(80))' is not an option (position=, channels=, default, description=)")
+                throw .invalidValue(key: Self.key, reason: "'\(option.prefix(40))' in '\(text.prefix(80))' is not an option (\(options))")
             }
             let value = option[option.index(after: eq)...]
             switch option[..<eq].lowercased() {
@@ -149,18 +170,22 @@ extension VirtualDevice {
                 while all.last == " " { all.removeLast() }
                 description = all
                 rest = ""
+            case let other where kind.isNetwork:
+                guard try NetworkStream.read(option: String(other), value: value, into: &network, sending: kind == .send) else {
+                    throw .invalidValue(key: Self.key, reason: "'\(option.prefix(40))' in '\(text.prefix(80))' is not an option (\(options))")
+                }
             default:
-                throw .invalidValue(key: Self.key, reason: "'\(option.prefix(40))' in '\(text.prefix(80))' is not an option (position=, channels=, default, description=)")
+                throw .invalidValue(key: Self.key, reason: "'\(option.prefix(40))' in '\(text.prefix(80))' is not an option (\(options))")
             }
         }
         try self.init(kind: kind, name: String(name), description: description, positions: positions ?? ["FL", "FR"],
-                      channels: channels, isDefault: isDefault)
+                      channels: channels, isDefault: isDefault, network: kind.isNetwork ? network : nil)
     }
 
     /// The device as `init(text:)` reads it, every field written (description last).
     public var text: String {
         "\(kind.rawValue) \(name) position=\(positions.joinedBytes(separator: ",")) channels=\(channels.joinedBytes(separator: ","))"
-            + (isDefault ? " default" : "") + " description=\(description)"
+            + (isDefault ? " default" : "") + (network.map { " " + $0.text(sending: kind == .send) } ?? "") + " description=\(description)"
     }
 }
 
@@ -194,7 +219,7 @@ extension Mixer {
 
     /// The names of a device's channels, adding those the mixer lacks.
     private mutating func deviceChannels(_ device: VirtualDevice) throws(CrosspointError) -> [String] {
-        let isSink = device.kind == .sink
+        let isSink = device.kind.feedsInputs
         let existing = isSink ? inputChannels : outputChannels
         var names: [String] = [], missing: [(name: String, position: String)] = []
         for (channel, position) in zip(device.channels, device.positions) {

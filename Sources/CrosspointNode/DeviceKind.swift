@@ -12,8 +12,8 @@ import CrosspointPipeWire
 protocol DeviceKind {
     /// True if this kind makes `device`.
     func makes(_ device: VirtualDevice) -> Bool
-    /// What `pw_core_create_object` is asked for to make `device` (`node` is the owning
-    /// Crosspoint node's name). A device whose request changes is made again; one whose
+    /// What the daemon is asked for to make `device` (`node` is the owning Crosspoint node's
+    /// name). A device whose request changes is made again; one whose
     /// request stays is only linked anew.
     func request(for device: VirtualDevice, node: String) -> DeviceRequest
     /// The links between the device and the node, by port name, in the direction audio flows.
@@ -21,15 +21,23 @@ protocol DeviceKind {
     /// The `default` metadata key (`default.configured.audio.sink`...) that makes `device` the
     /// default, or nil if it cannot be one.
     func defaultKey(for device: VirtualDevice) -> String?
+    /// Why this kind cannot make `device` on the running PipeWire, if it cannot (said in the
+    /// device's status; nothing is asked of the daemon).
+    func refusal(for device: VirtualDevice) -> String?
 }
 
-/// What to create a device with: a factory, the interface and version of the object it makes,
-/// and its properties.
-struct DeviceRequest: Equatable {
-    var factory: String
-    var type: String
-    var version: UInt32
-    var properties: [Property]
+extension DeviceKind {
+    func refusal(for device: VirtualDevice) -> String? { nil }
+}
+
+/// How a device is made: an object a factory creates on the node's connection (a null sink),
+/// or a module loaded into the node's context that makes the device's node itself, with the
+/// `node.name` of the device (PipeWire's RTP sender and receiver: NetworkDevice.swift).
+enum DeviceRequest: Equatable {
+    /// `pw_core_create_object(factory, type, version, properties)`.
+    case object(factory: String, type: String, version: UInt32, properties: [Property])
+    /// `pw_context_load_module(name, arguments)`: `arguments` in SPA-JSON.
+    case module(name: String, arguments: String)
 
     struct Property: Equatable {
         let key: String
@@ -63,7 +71,7 @@ struct NullSinkDevice: DeviceKind {
     /// 0.4 treats a missing priority as 0 and the newest of equals wins).
     static let sessionPriority = "1"
 
-    func makes(_ device: VirtualDevice) -> Bool { true }
+    func makes(_ device: VirtualDevice) -> Bool { !device.kind.isNetwork }
 
     func request(for device: VirtualDevice, node: String) -> DeviceRequest {
         let values: [(String, String)] = [
@@ -78,8 +86,8 @@ struct NullSinkDevice: DeviceKind {
             (PW_KEY_OBJECT_LINGER, "false"),
             (CrosspointProperty.deviceOf, node),
         ]
-        return DeviceRequest(factory: "adapter", type: "PipeWire:Interface:Node", version: UInt32(PW_VERSION_NODE),
-                             properties: values.map { DeviceRequest.Property(key: $0.0, value: $0.1) })
+        return .object(factory: "adapter", type: "PipeWire:Interface:Node", version: UInt32(PW_VERSION_NODE),
+                       properties: values.map { DeviceRequest.Property(key: $0.0, value: $0.1) })
     }
 
     func links(of device: VirtualDevice) -> [DeviceLink] {

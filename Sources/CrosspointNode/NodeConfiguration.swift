@@ -50,7 +50,7 @@ public struct NodeConfiguration: Sendable {
         .init(name: "midi.map", example: "[ \"cc 1 7 gain.in.0\" ]",
               summary: "MIDI mappings, one string each: CONTROL KEY [toggle or momentary] [nopickup] (README: MIDI control)"),
         .init(name: "devices", example: "[ { type = sink name = game description = \"Game\" } ]",
-              summary: "Virtual devices applications choose: sinks feeding inputs, sources carrying outputs (README: Crosspoint as your sound output)"),
+              summary: "Virtual devices applications choose: sinks feeding inputs, sources carrying outputs (README: Crosspoint as your sound output); streams sent (send, to=) and received (receive, from= or session=) over the network (README: Beyond one machine)"),
         .init(name: "targets", example: "[ { device = default outputs = [ FL FR ] } ]",
               summary: "Outputs that follow a device: a sink by node.name, or default, matched by position or from an offset"),
         .init(name: "duck", example: "[ \"mic lowers=music_FL,music_FR depth=-15\" ]",

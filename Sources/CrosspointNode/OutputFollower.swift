@@ -76,11 +76,12 @@ final class OutputFollower: NodePart {
 
     /// The name a group's device goes by in the node's report: `default (interface)` where the
     /// session manager published the default (now or before), `default (interface, the first
-    /// sink: no default published)` where none has been.
+    /// sink: no default published)` where none has been (or only the node's own device).
     private func describe(_ target: OutputTarget) -> String {
         guard target.followsDefault else { return target.device }
         guard let name = device(of: target).flatMap({ graph.nodes[$0]?.name }) else { return "default" }
         guard lastDeviceDefault == nil else { return "default (\(name))" }
+        if let own = graph.defaultSink { return "default (\(name), the first sink: the default, \(own), is this node's own)" }
         return "default (\(name), the first sink: no default published" + (graph.metadata == nil ? ", no default metadata)" : ")")
     }
 

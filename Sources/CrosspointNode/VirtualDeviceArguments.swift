@@ -9,9 +9,15 @@ import CrosspointPipeWire
 ///         { type = sink  name = game  description = "Game"  position = [ FL FR ] }
 ///         { type = source  name = stream-mix  description = "Stream mix"  channels = [ stream_FL stream_FR ] }
 ///         { type = sink  name = mono  position = [ MONO ]  default = true }
+///         { type = send  name = stream-out  to = "239.69.1.10:5004"  channels = [ stream_FL stream_FR ] }
+///         { type = receive  name = guest  from = "0.0.0.0:5004"  latency = 20 }
 ///     ]
+///
+/// A `send` or `receive` takes the options of its line (NetworkStreams.swift) as keys:
+/// `to`, `from`, `session`, `format`, `latency` (ms), `protocol`.
 extension NodeConfiguration {
-    static let deviceKeys = ["type", "name", "description", "position", "channels", "default"]
+    static let deviceKeys = ["type", "name", "description", "position", "channels", "default"] + networkKeys
+    static let networkKeys = ["protocol", "to", "from", "session", "format", "latency"]
 
     /// Each item as a line of text; the model checks the lines (`Mixer.setDevices`).
     static func deviceTexts(_ value: SPAJSONValue) throws(ArgumentError) -> [String] {
@@ -67,6 +73,14 @@ extension NodeConfiguration {
         var text = "\(try word("type") ?? "sink") \(name)"
         if let positions = try list("position") { text += " position=\(positions)" }
         if let channels = try list("channels") { text += " channels=\(channels)" }
+        for key in networkKeys {
+            if key == "latency", case let .number(ms)? = fields[key] {
+                guard ms >= 0, ms < 100_000, ms == ms.rounded() else { throw fail("latency must be whole milliseconds, got \(ms)") }
+                text += " latency=\(Int(ms))"
+            } else if let value = try word(key) {
+                text += " \(key)=\(value)"
+            }
+        }
         if let value = fields["default"] {
             guard case let .bool(on) = value else { throw fail("default must be true or false, got \(value)") }
             if on { text += " default" }

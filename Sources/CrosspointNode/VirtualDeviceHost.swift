@@ -43,11 +43,18 @@ final class VirtualDeviceHost: NodePart {
         case nameTaken(UInt32)
         /// The daemon refused it (the error).
         case failed(String)
+        /// Made again every `retrySeconds` until it is (a sender whose network is down, a
+        /// module that ended by itself): why.
+        case retrying(String)
+        /// Made, its node not there yet: what it waits for (a receiver, its stream).
+        case waiting(String)
     }
 
     private struct Managed {
         var device: VirtualDevice
         var proxy: OpaquePointer?
+        /// The module that makes it (a network device).
+        var module: LoadedModule?
         var status: Status
         /// `default` was asked for and is not done yet.
         var defaultPending: Bool
@@ -68,7 +75,11 @@ final class VirtualDeviceHost: NodePart {
     /// Armed when a device of this host went: fires `malloc_trim` (main loop).
     private var trimTimer: UnsafeMutablePointer<spa_source>?
 
-    init(node: FilterNode, core: OpaquePointer, graph: GraphMirror, kinds: [any DeviceKind] = [NullSinkDevice()]) {
+    /// Fires the retries of devices that are `.retrying` (main loop).
+    private var retryTimer: UnsafeMutablePointer<spa_source>?
+    static let retrySeconds: UInt64 = 2
+
+    init(node: FilterNode, core: OpaquePointer, graph: GraphMirror, kinds: [any DeviceKind] = [NullSinkDevice(), NetworkDevice()]) {
         self.node = node
         self.core = core
         self.graph = graph
@@ -79,6 +90,9 @@ final class VirtualDeviceHost: NodePart {
             // threads take no malloc lock (Crosspoint's allocates nothing), so none waits on it.
             _ = cpshim_malloc_trim()
         }, nil)
+        retryTimer = cpshim_loop_add_timer(loop, { data, _ in
+            Unmanaged<VirtualDeviceHost>.fromOpaque(data!).takeUnretainedValue().retry()
+        }, Unmanaged.passUnretained(self).toOpaque())
         update(node.mixer.devices)
     }
 
@@ -87,8 +101,14 @@ final class VirtualDeviceHost: NodePart {
     func destroy(connectionGone: Bool) {
         if let trimTimer { cpshim_loop_destroy_source(loop, trimTimer) }
         trimTimer = nil
+        if let retryTimer { cpshim_loop_destroy_source(loop, retryTimer) }
+        retryTimer = nil
         if connectionGone {
-            for entry in managed.values { if let proxy = entry.proxy { pw_proxy_destroy(proxy) } }
+            // A module lives in the context, not the connection: unloaded either way.
+            for entry in managed.values {
+                if let proxy = entry.proxy { pw_proxy_destroy(proxy) }
+                entry.module?.unload()
+            }
             managed = [:]
         } else {
             for name in Array(managed.keys) { remove(name) }
@@ -146,20 +166,70 @@ final class VirtualDeviceHost: NodePart {
             managed[device.name] = entry
             return
         }
-        guard let properties = cpshim_properties_new() else { return }
-        defer { pw_properties_free(properties) }
-        let request = kind.request(for: device, node: nodeName)
-        for property in request.properties { pw_properties_set(properties, property.key, property.value) }
-        entry.proxy = pw_core_create_object(
-            core, request.factory, request.type, request.version, &properties.pointee.dict, 0
-        ).map(OpaquePointer.init)
-        if entry.proxy == nil {
-            entry.status = .failed("the request could not be sent")
-            Log.warn("\(nodeName): device '\(device.name)' could not be asked for")
-        } else {
-            Log.info("\(nodeName): makes \(device.kind.rawValue) '\(device.name)' (\(device.positions.joinedBytes(separator: ",")) -> \(device.channels.joinedBytes(separator: ",")))")
+        if let refusal = kind.refusal(for: device) {
+            entry.status = .failed(refusal)
+            Log.warn("\(nodeName): device '\(device.name)' is not made: \(refusal)")
+            managed[device.name] = entry
+            return
         }
+        switch kind.request(for: device, node: nodeName) {
+        case let .object(factory, type, version, values):
+            guard let properties = cpshim_properties_new() else { return }
+            defer { pw_properties_free(properties) }
+            for property in values { pw_properties_set(properties, property.key, property.value) }
+            entry.proxy = pw_core_create_object(core, factory, type, version, &properties.pointee.dict, 0).map(OpaquePointer.init)
+            if entry.proxy == nil {
+                entry.status = .failed("the request could not be sent")
+                Log.warn("\(nodeName): device '\(device.name)' could not be asked for")
+                managed[device.name] = entry
+                return
+            }
+        case let .module(name, arguments):
+            let deviceName = device.name
+            do {
+                entry.module = try LoadedModule(context: pw_core_get_context(core), name: name, arguments: arguments) { [unowned self] in
+                    self.moduleEnded(deviceName)
+                }
+                entry.status = .waiting(device.kind == .receive ? "its stream" : "its node")
+            } catch {
+                // 0.3.65's sender opens its socket as it loads: no route (the network down, an
+                // address not reachable) is a module that does not load. Tried again.
+                entry.status = .retrying("\(error)")
+                if case let .retrying(before)? = managed[device.name]?.status, before == "\(error)" {} else {
+                    Log.warn("\(nodeName): device '\(device.name)': \(error); tried again every \(Self.retrySeconds) s")
+                }
+                managed[device.name] = entry
+                armRetry()
+                return
+            }
+        }
+        Log.info("\(nodeName): makes \(device.kind.rawValue) '\(device.name)' (\(device.positions.joinedBytes(separator: ",")) -> \(device.channels.joinedBytes(separator: ",")))")
         managed[device.name] = entry
+    }
+
+    /// A device's module ended by itself (its stream failed, its connection went): made again.
+    private func moduleEnded(_ name: String) {
+        guard managed[name]?.module != nil else { return }
+        managed[name]?.module = nil
+        managed[name]?.status = .retrying("its module ended by itself")
+        Log.warn("\(nodeName): device '\(name)': its module ended by itself; made again in \(Self.retrySeconds) s")
+        armRetry()
+        publishStatus()
+    }
+
+    private func armRetry() {
+        if let retryTimer { _ = cpshim_loop_arm_timer(loop, retryTimer, Self.retrySeconds * 1000) }
+    }
+
+    /// Makes again every device that is `.retrying`.
+    private func retry() {
+        for (name, entry) in managed {
+            guard case .retrying = entry.status else { continue }
+            entry.module?.unload()
+            managed[name]?.module = nil
+            create(entry.device)
+        }
+        reconcile()
     }
 
     private func remove(_ name: String) {
@@ -172,6 +242,7 @@ final class VirtualDeviceHost: NodePart {
         // is gone: a NULL dereference that ended the session manager (ARCHITECTURE.md, "Idle
         // devices sleep").
         if let proxy = entry.proxy { pw_proxy_destroy(proxy) }
+        entry.module?.unload()
         Log.info("\(nodeName): removes device '\(name)'")
     }
 
@@ -181,8 +252,14 @@ final class VirtualDeviceHost: NodePart {
         // A global carries only some of a node's properties (not ours): a device is known by
         // its proxy's bound id, or, before the proxy hears it, by its name while it is being
         // made (a name taken already was refused at `create`).
-        guard let name = properties[PW_KEY_NODE_NAME], let entry = managed[name], entry.status == .creating,
-              let proxy = entry.proxy else { return }
+        guard let name = properties[PW_KEY_NODE_NAME], let entry = managed[name] else { return }
+        if entry.module != nil, case .waiting = entry.status {
+            // A module's node: known by its name (taken by no other node when it was loaded).
+            managed[name]?.status = .ready(id)
+            ours.insert(id)
+            return
+        }
+        guard entry.status == .creating, let proxy = entry.proxy else { return }
         let bound = pw_proxy_get_bound_id(proxy)
         if bound == id || bound == SPA_ID_INVALID {
             managed[name]?.status = .ready(id)
@@ -199,6 +276,7 @@ final class VirtualDeviceHost: NodePart {
                 // Destroyed by someone else (pw-cli destroy): made again.
                 Log.warn("\(nodeName): device '\(name)' was removed from outside; making it again")
                 if let proxy = entry.proxy { pw_proxy_destroy(proxy) }
+                entry.module?.unload()
                 managed.removeValue(forKey: name)
                 create(entry.device)
             case .nameTaken(id):
@@ -273,6 +351,8 @@ final class VirtualDeviceHost: NodePart {
             case let .ready(id): "\(name): ready (node \(id))"
             case let .nameTaken(id): "\(name): waiting (node \(id) has this name)"
             case let .failed(why): "\(name): failed (\(why))"
+            case let .retrying(why): "\(name): retrying (\(why))"
+            case let .waiting(what): "\(name): waiting for \(what)"
             }
         }.joinedBytes(separator: "; ")
         guard text != lastReported else { return }

@@ -38,7 +38,7 @@ struct Crosspoint: ParsableCommand {
             ListCommand.self, ShowCommand.self, SetCommand.self, GainCommand.self, MuteCommand.self, UnmuteCommand.self,
             MapCommand.self, MatrixCommand.self, RampCommand.self, ResizeCommand.self, RenameCommand.self, ParamCommand.self,
             RouteCommand.self, UnrouteCommand.self, DevicesCommand.self, SaveCommand.self, LoadCommand.self,
-            ParamsCommand.self, MeterCommand.self, ServeCommand.self, SetupCommand.self, MIDICommand.self, VirtualCommand.self,
+            ParamsCommand.self, MeterCommand.self, ServeCommand.self, SetupCommand.self, MIDICommand.self, VirtualCommand.self, NetCommand.self,
             FollowCommand.self, UnfollowCommand.self, DuckCommand.self, SceneCommand.self, DelayCommand.self, AppsCommand.self, MoveCommand.self, ManualCommand.self,
         ])
 

@@ -48,7 +48,7 @@ struct VirtualListCommand: ParsableCommand {
             return
         }
         for device in mixer.devices {
-            let side = device.kind == .sink ? "inputs" : "outputs"
+            let side = device.kind.feedsInputs ? "inputs" : "outputs"
             print("\(device.kind.rawValue) \(device.name.printable) \"\(device.description.printable)\": "
                   + "\(device.positions.joined(separator: ",")) -> \(side) \(device.channels.joined(separator: ","))"
                   + (device.isDefault ? " (made the default)" : ""))
@@ -137,7 +137,7 @@ struct VirtualRenameCommand: ParsableCommand {
             // The description follows the name when it was the name.
             let description = description ?? (device.description == device.name ? newName : device.description)
             device = try VirtualDevice(kind: device.kind, name: newName, description: description, positions: device.positions,
-                                       channels: device.channels, isDefault: device.isDefault)
+                                       channels: device.channels, isDefault: device.isDefault, network: device.network)
             devices[k] = device
         }
     }

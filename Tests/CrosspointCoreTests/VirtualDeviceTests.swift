@@ -24,7 +24,7 @@ struct VirtualDeviceTests {
     }
 
     @Test("A bad device is refused, naming what is wrong", arguments: [
-        ("", "an empty device"), ("speaker game", "is not sink or source"), ("sink", "names no device"),
+        ("", "an empty device"), ("speaker game", "is not sink, source, send or receive"), ("sink", "names no device"),
         ("sink -game", "is not a device name"), ("sink gäme", "is not a device name"),
         ("sink game position=FL,XX", "'XX' is not a channel position"), ("sink game position=FL,FL", "appears twice"),
         ("sink game position=", "is not a channel position"), ("sink game loud", "is not an option"),

@@ -127,9 +127,13 @@ struct ReadmeExamplesTests {
         print("README blocks: \(bySetup.map { "\($0.node): \($0.commands.count)" }.joined(separator: ", ")), setup: \(homeless.count), left to other tests: \(left)")
         #expect(bySetup.contains { $0.node == "desk" } && !homeless.isEmpty)
         let bin = URL(fileURLWithPath: crosspointExecutable).deletingLastPathComponent().path
+        // The daemons on a machine of their own network: the README's network streams
+        // (crosspoint net send) send nowhere but there.
+        let lab = try NetworkLab(machines: 1)
+        defer { lab.close() }
         for (node, commands) in bySetup {
             let sandbox = try Sandbox(dropIns: [repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/interface.conf").path,
-                                                setups[node]!], pulse: true)
+                                                setups[node]!], pulse: true, prefix: lab.machines[0].prefix)
             defer { sandbox.stop() }
             _ = try sandbox.waitFor("\(node)") { $0.nodeID(node) != nil }
             for command in commands {

@@ -220,7 +220,7 @@ struct VirtualDeviceTests {
         let nodeID = try #require(try Graph(sandbox).nodeID("desk"))
         let set = sandbox.run(["pw-cli", "set-param", "\(nodeID)", "Props", "{ params = [ \"devices\" [ \"speaker game\" ] ] }"])
         #expect(set.succeeded, "\(set.stderr)")
-        try wait("the daemon to log the refusal") { sandbox.daemonLog.contains("'speaker' in 'speaker game' is not sink or source") }
+        try wait("the daemon to log the refusal") { sandbox.daemonLog.contains("'speaker' in 'speaker game' is not sink, source, send or receive") }
         #expect(sandbox.crosspoint("virtual", "list", "desk", "--json").stdout == before)
 
         // A name another node has: waited for, said in the log and in crosspoint.devices; made
@@ -663,9 +663,12 @@ struct VirtualDeviceTests {
         let hand = "also linked by hand: out_mon_FL -> interface:playback_RL"
         // (And that it follows the default the session manager published: the first sink is all
         // it has until WirePlumber publishes one.)
-        try wait("the follower to say so") {
-            let graph = try? Graph(sandbox)
-            return (graph?.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? "")
+        _ = try sandbox.waitFor("the follower to say so", describe: { graph in
+            let defaults = sandbox.run(["pw-metadata", "0"]).stdout.split(separator: "\n").filter { $0.contains("audio.sink") }
+            return "metadata: \(defaults.joined(separator: " | ")); desk's crosspoint.targets: "
+                + (graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? "")
+        }) { graph in
+            (graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? "")
                 .contains("linked to default (interface) (\(hand))")
         }
         let shown = sandbox.crosspoint("show", "desk").stdout

@@ -33,4 +33,20 @@ struct ArgumentTests {
         #expect(error("{ outputs = 2 delay.out = { FL = 1 0 = 2 } }")?.contains("given twice") == true)
         #expect(error("{ outputs = 2 delay.out = 5 }")?.contains("must be an object") == true)
     }
+
+    @Test("A network stream in devices takes its options as keys; a bad one is refused naming the device")
+    func networkStreams() throws {
+        let configuration = try NodeConfiguration(arguments: """
+            { output.position = [ FL FR ] devices = [
+                { type = send name = wire to = "239.69.1.10:5004" session = desk format = S24BE }
+                { type = receive name = lan from = "[ff15::1]:5004" latency = 40 position = [ MONO ] } ] }
+            """)
+        let devices = configuration.mixer.devices
+        #expect(devices.map(\.kind) == [.send, .receive])
+        #expect(devices[0].network?.address == "239.69.1.10" && devices[0].network?.format == "S24BE" && devices[0].channels == ["wire_FL", "wire_FR"])
+        #expect(devices[1].network?.latencyMilliseconds == 40 && devices[1].channels == ["lan_MONO"])
+        #expect(error("{ devices = [ { type = send name = wire to = \"nowhere\" } ] }")?.contains("has no port") == true)
+        #expect(error("{ devices = [ { type = receive name = lan latency = 2.5 } ] }")?.contains("latency must be whole milliseconds") == true)
+        #expect(error("{ devices = [ { type = sink name = game to = \"1.2.3.4:5\" } ] }")?.contains("is not an option") == true)
+    }
 }

@@ -69,7 +69,7 @@ package struct NodeView {
         for device in mixer.devices {
             guard let node = graph.nodes.first(where: { $0.name == device.name }) else { continue }
             // A sink's players link into its playback ports; a source's recorders take from its capture ports.
-            let side: GraphPort.Direction = device.kind == .sink ? .input : .output
+            let side: GraphPort.Direction = device.kind.feedsInputs ? .input : .output
             let ports = Set(graph.ports.filter { $0.nodeID == node.id && $0.direction == side }.map(\.id))
             var names: [String] = []
             for link in graph.links {

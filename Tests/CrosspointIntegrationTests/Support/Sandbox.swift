@@ -37,9 +37,11 @@ final class Sandbox: @unchecked Sendable {
     fileprivate(set) var isShared = false
 
     /// Starts a daemon with the given drop-ins (paths) installed; with `pulse`, pipewire-pulse
-    /// too (what pactl, paplay and the desktop's sound settings reach PipeWire through).
+    /// too (what pactl, paplay and the desktop's sound settings reach PipeWire through);
+    /// `prefix` starts it elsewhere (`nsenter -t PID -n`: on a machine of a `NetworkLab`; the
+    /// tools reach it through its socket all the same).
     init(dropIns: [String], moduleDirectory: String = (modulePath as NSString).deletingLastPathComponent,
-         pulse: Bool = false) throws {
+         pulse: Bool = false, prefix: [String] = []) throws {
         guard FileManager.default.fileExists(atPath: modulePath) else {
             throw SandboxError("the module is not built; run scripts/build (scripts/test does) to make \(modulePath)")
         }
@@ -47,7 +49,7 @@ final class Sandbox: @unchecked Sendable {
         env["CROSSPOINT_DROPINS"] = dropIns.joined(separator: ":")
         env["CROSSPOINT_MODULE_DIR"] = moduleDirectory
         env["CROSSPOINT_PULSE"] = pulse ? "1" : nil
-        let result = Sandbox.run(["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "start"], environment: env)
+        let result = Sandbox.run(prefix + ["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "start"], environment: env)
         guard result.succeeded else { throw SandboxError("scripts/sandbox start failed:\n\(result.stderr)") }
         directory = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         var merged = ProcessInfo.processInfo.environment

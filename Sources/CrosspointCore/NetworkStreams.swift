@@ -1,0 +1,176 @@
+import Glibc
+
+/// A device that carries audio over the network: a group of the node's outputs sent as one
+/// stream (`send`), or a stream received into a group of its inputs (`receive`). Crosspoint
+/// writes no network protocol: the node makes PipeWire's own sender and receiver
+/// (`module-rtp-sink`, `module-rtp-source`; CrosspointNode, NetworkDevice.swift) as it makes
+/// its virtual devices, links them and removes them with itself. This file is the model: the
+/// options of a `send` or `receive` line of `devices` (VirtualDevices.swift), read and written
+/// back, checked, and nothing of PipeWire.
+///
+///     send stream-out to=239.69.1.10:5004 channels=stream_FL,stream_FR session=desk-stream
+///     receive guest from=0.0.0.0:5004 latency=20
+///     receive guest session=desk-stream latency=20
+///
+/// - `to=ADDRESS:PORT` (send): where the stream goes, unicast or multicast; IPv4 as four
+///   numbers, IPv6 in brackets (`[ff15::1]:5004`).
+/// - `from=ADDRESS:PORT` (receive): the port it arrives on; the address a multicast group to
+///   join, or `0.0.0.0` for unicast (what PipeWire 1.x's `module-rtp-source` takes).
+/// - `session=NAME`: the stream's name (RTP's session name, announced by SAP). A sender
+///   without one uses the device's name. PipeWire 0.3.65 receives a stream only by the name
+///   its sender announces (its `module-rtp-source` listens to SAP and takes no address).
+/// - `format=`: the samples on the wire (RTP: S16BE, as PipeWire sends by default, S24BE for
+///   AES67, L16/L24 names taken too).
+/// - `latency=MS` (receive): what the receiver holds back against jitter
+///   (`sess.latency.msec`; 100 ms when not given, as PipeWire's default).
+/// - `protocol=rtp`: the only one now; VBAN and AES67 are to come (issue 32).
+public struct NetworkStream: Equatable, Sendable {
+    public enum Wire: String, Sendable, CaseIterable {
+        case rtp
+    }
+
+    /// The samples on the wire, as PipeWire's RTP modules name them.
+    public static let formats = ["S16BE", "S24BE", "U8", "ALAW", "ULAW"]
+    /// RTP's other names for them (RFC 3551: L16, L24).
+    static let formatAliases = ["L16": "S16BE", "L24": "S24BE"]
+    /// The longest session name (SAP's `s=` line; VBAN's stream name will want 15).
+    public static let sessionLimit = 63
+    /// The receiver's latency, in milliseconds.
+    public static let latencyRange = 1...5000
+
+    public var wire: Wire
+    /// Where it goes (send) or arrives (receive); nil for a receiver that takes its stream by
+    /// session name.
+    public var address: String?
+    public var port: Int?
+    public var session: String?
+    public var format: String
+    /// Receive only: `sess.latency.msec`.
+    public var latencyMilliseconds: Int?
+
+    public init(wire: Wire = .rtp, address: String? = nil, port: Int? = nil, session: String? = nil, format: String = "S16BE",
+                latencyMilliseconds: Int? = nil) {
+        (self.wire, self.address, self.port, self.session, self.format, self.latencyMilliseconds)
+            = (wire, address, port, session, format, latencyMilliseconds)
+    }
+
+    /// The options this file reads, for the errors that list them.
+    static let optionNames = "to=, from=, session=, format=, latency=, protocol="
+
+    /// Reads one option of a `send`/`receive` line into `stream`; false if `name` is not one of
+    /// its options.
+    static func read(option name: String, value: Substring, into stream: inout NetworkStream, sending: Bool) throws(CrosspointError) -> Bool {
+        let key = VirtualDevice.key
+        switch name {
+        case "to", "from":
+            guard (name == "to") == sending else {
+                throw .invalidValue(key: key, reason: "a \(sending ? "sender" : "receiver") takes \(sending ? "to=" : "from="), not \(name)=")
+            }
+            (stream.address, stream.port) = try endpoint(value)
+        case "session":
+            guard (1...sessionLimit).contains(value.utf8.count),
+                  value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+                throw .invalidValue(key: key, reason: "session '\(value.prefix(80))' is not a session name (1 to \(sessionLimit) ASCII letters, digits, -, _ and .)")
+            }
+            stream.session = String(value)
+        case "format":
+            let upper = value.uppercased()
+            guard let format = formats.contains(upper) ? upper : formatAliases[upper] else {
+                throw .invalidValue(key: key, reason: "format '\(value.prefix(40))' is not one RTP carries (\(formats.joinedBytes(separator: ", ")))")
+            }
+            stream.format = format
+        case "latency":
+            guard !sending else { throw .invalidValue(key: key, reason: "latency= is the receiver's: a sender sends as it mixes") }
+            let digits = value.hasSuffix("ms") ? value.dropLast(2) : value
+            guard let ms = Int(digits), latencyRange.contains(ms) else {
+                throw .invalidValue(key: key, reason: "latency '\(value.prefix(40))' is not \(latencyRange.lowerBound) to \(latencyRange.upperBound) ms")
+            }
+            stream.latencyMilliseconds = ms
+        case "protocol":
+            guard let wire = Wire(rawValue: value.lowercased()) else {
+                throw .invalidValue(key: key, reason: "protocol '\(value.prefix(40))' is not one Crosspoint sends (rtp; VBAN and AES67 are not built yet)")
+            }
+            stream.wire = wire
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// `ADDRESS:PORT`: an IPv4 address as four numbers or an IPv6 one in brackets, and a port.
+    static func endpoint(_ text: Substring) throws(CrosspointError) -> (String, Int) {
+        let usage = "write ADDRESS:PORT, e.g. 239.69.1.10:5004 or [ff15::1]:5004"
+        let host: Substring, portText: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                throw .invalidValue(key: VirtualDevice.key, reason: "'\(text.prefix(80))' is not an address and port: \(usage)")
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            portText = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else {
+                throw .invalidValue(key: VirtualDevice.key, reason: "'\(text.prefix(80))' has no port: \(usage)")
+            }
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard let port = Int(portText), (1...65535).contains(port) else {
+            throw .invalidValue(key: VirtualDevice.key, reason: "'\(portText.prefix(20))' in '\(text.prefix(80))' is not a port (1 to 65535)")
+        }
+        guard isNumericAddress(host, v6: text.hasPrefix("[")) else {
+            throw .invalidValue(key: VirtualDevice.key, reason: "'\(host.prefix(60))' is not an IP address (numbers, not a host name: \(usage))")
+        }
+        return (String(host), port)
+    }
+
+    /// True for an IPv4 address in dotted decimal, or an IPv6 one (`v6`), as inet_pton reads them.
+    static func isNumericAddress(_ host: Substring, v6: Bool) -> Bool {
+        guard !host.isEmpty, host.utf8.count <= 45 else { return false }
+        var buffer = (UInt64(0), UInt64(0))
+        return String(host).withCString { inet_pton(v6 ? AF_INET6 : AF_INET, $0, &buffer) } == 1
+    }
+
+    /// True if the address is a multicast group (224.0.0.0/4, ff00::/8).
+    public var isMulticast: Bool {
+        guard let address else { return false }
+        if address.contains(":") { return address.lowercased().hasPrefix("ff") }
+        return Int(address.prefix(while: { $0 != "." })).map { (224...239).contains($0) } ?? false
+    }
+
+    /// The address as `to=`/`from=` write it: IPv6 in brackets.
+    var endpointText: String? {
+        guard let address, let port else { return nil }
+        return address.contains(":") ? "[\(address)]:\(port)" : "\(address):\(port)"
+    }
+
+    /// The options, as `read` reads them (after the device's name).
+    func text(sending: Bool) -> String {
+        var words = ["protocol=\(wire.rawValue)"]
+        if let endpoint = endpointText { words.append("\(sending ? "to" : "from")=\(endpoint)") }
+        if let session { words.append("session=\(session)") }
+        words.append("format=\(format)")
+        if let latencyMilliseconds { words.append("latency=\(latencyMilliseconds)") }
+        return words.joinedBytes(separator: " ")
+    }
+
+    /// For people: `rtp to 239.69.1.10:5004, session desk, S16BE`, `rtp from 0.0.0.0:5004,
+    /// S16BE, latency 20 ms`.
+    public func summary(sending: Bool) -> String {
+        var parts = [wire.rawValue + (endpointText.map { " \(sending ? "to" : "from") \($0)" } ?? "")]
+        if let session { parts.append("session \(session)") }
+        parts.append(format)
+        if let latencyMilliseconds { parts.append("latency \(latencyMilliseconds) ms") }
+        return parts.joinedBytes(separator: ", ")
+    }
+
+    /// What a line must say beyond its options: a sender where to send, a receiver where or what
+    /// to receive.
+    func check(sending: Bool, name: String) throws(CrosspointError) {
+        if sending, address == nil {
+            throw .invalidValue(key: VirtualDevice.key, reason: "sender '\(name)' says not where to send: give to=ADDRESS:PORT")
+        }
+        if !sending, address == nil, session == nil {
+            throw .invalidValue(key: VirtualDevice.key, reason: "receiver '\(name)' says not what to receive: give from=ADDRESS:PORT or session=NAME")
+        }
+    }
+}

@@ -1,0 +1,67 @@
+// Network streams as devices (`send`, `receive` lines of `devices`): their options read and
+// written back, the channels they take, and bad addresses, ports, names and formats refused.
+
+import CrosspointCore
+import Testing
+
+@Suite("Network streams")
+struct NetworkStreamTests {
+    @Test("A sender and a receiver are lines of devices, read and written back with every field")
+    func text() throws {
+        let wire = try VirtualDevice(text: "send wire to=239.69.1.10:5004 session=desk-stream format=L24")
+        #expect(wire.kind == .send && !wire.kind.feedsInputs && wire.channels == ["wire_FL", "wire_FR"])
+        #expect(wire.network == NetworkStream(address: "239.69.1.10", port: 5004, session: "desk-stream", format: "S24BE"))
+        #expect(wire.network?.isMulticast == true)
+        #expect(wire.text == "send wire position=FL,FR channels=wire_FL,wire_FR protocol=rtp to=239.69.1.10:5004 session=desk-stream format=S24BE description=wire")
+        #expect(try VirtualDevice(text: wire.text) == wire)
+
+        let guest = try VirtualDevice(text: "receive guest from=[ff15::1]:5006 latency=20ms position=MONO description=Guest mic")
+        #expect(guest.kind.feedsInputs && guest.channels == ["guest_MONO"] && guest.description == "Guest mic")
+        #expect(guest.network?.address == "ff15::1" && guest.network?.port == 5006 && guest.network?.latencyMilliseconds == 20)
+        #expect(guest.network?.isMulticast == true)
+        #expect(try VirtualDevice(text: guest.text) == guest)
+        #expect(guest.network?.summary(sending: false) == "rtp from [ff15::1]:5006, S16BE, latency 20 ms")
+
+        let byName = try VirtualDevice(text: "receive lan session=desk-stream")
+        #expect(byName.network?.address == nil && byName.network?.session == "desk-stream")
+        #expect(try VirtualDevice(text: byName.text) == byName)
+        // A sink or a source has no network options.
+        #expect(try VirtualDevice(text: "sink game").network == nil)
+    }
+
+    @Test("A bad network stream is refused, naming what is wrong", arguments: [
+        ("send wire", "says not where to send"), ("receive lan", "says not what to receive"),
+        ("send wire to=239.1.1.1", "has no port"), ("send wire to=239.1.1.1:0", "is not a port"),
+        ("send wire to=239.1.1.1:70000", "is not a port"), ("send wire to=239.1.1.1:x", "is not a port"),
+        ("send wire to=239.1.1:5004", "is not an IP address"), ("send wire to=host.example:5004", "is not an IP address"),
+        ("send wire to=[ff15::1:5004", "is not an address and port"), ("send wire to=ff15::1:5004", "is not an IP address"),
+        ("send wire from=0.0.0.0:5004", "takes to=, not from="), ("receive lan to=1.2.3.4:5004", "takes from=, not to="),
+        ("send wire to=1.2.3.4:5004 latency=20", "the receiver's"), ("receive lan session=a latency=0", "is not 1 to 5000 ms"),
+        ("receive lan session=a latency=9999999999999999999999", "is not 1 to 5000 ms"),
+        ("send wire to=1.2.3.4:5004 format=F32LE", "is not one RTP carries"), ("send wire to=1.2.3.4:5004 protocol=vban", "VBAN and AES67 are not built yet"),
+        ("send wire to=1.2.3.4:5004 session=a\"b", "is not a session name"), ("send wire to=1.2.3.4:5004 default", "cannot be the default"),
+        ("send wire to=1.2.3.4:5004 session=" + String(repeating: "s", count: 64), "is not a session name"),
+        ("sink game to=1.2.3.4:5004", "is not an option"),
+    ])
+    func badStreams(text: String, reason: String) {
+        #expect {
+            _ = try VirtualDevice(text: text)
+        } throws: { error in
+            "\(error)".contains(reason) && "\(error)".contains("devices")
+        }
+    }
+
+    @Test("A sender takes outputs, a receiver feeds inputs: new channels fed like their position")
+    func channels() throws {
+        var m = try Mixer(inputs: 2, outputs: 2)
+        try m.set(Parameter(.devices), to: .names(["send wire to=239.69.1.10:5004", "receive lan session=s"]))
+        #expect(m.outputChannels == ["FL", "FR", "wire_FL", "wire_FR"])
+        #expect(m.inputChannels == ["FL", "FR", "lan_FL", "lan_FR"])
+        #expect(m.crosspoint(input: 0, output: 2) == 1 && m.crosspoint(input: 1, output: 2) == 0)
+        #expect(m.crosspoint(input: 2, output: 0) == 1 && m.crosspoint(input: 3, output: 1) == 1)
+        // A bad one changes nothing.
+        let before = m
+        #expect(throws: CrosspointError.self) { try m.set(Parameter(.devices), to: .names(["send wire to=nowhere"])) }
+        #expect(m == before)
+    }
+}

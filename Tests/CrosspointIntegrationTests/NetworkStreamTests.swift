@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+
+/// Network streams (`send`, `receive`: NetworkStreams.swift, NetworkDevice.swift) between two
+/// daemons on two machines of the test's own network (`NetworkLab`: namespaces joined by a
+/// bridge), each with a Crosspoint node made by its drop-in: a tone played into one node's
+/// virtual sink leaves through its sender (PipeWire's `module-rtp-sink`, multicast), arrives
+/// through the other node's receiver (`module-rtp-source`: by the session its sender announces
+/// on 0.3.65, by group and port on 1.x) and is recorded from that node's virtual source.
+@Suite(.serialized) struct NetworkStreamTests {
+    /// The drop-ins of one run: a sender node `desk` (a sink `game`, a sender `wire`) and a
+    /// receiver node `desk` (a receiver `lan`, a source `heard`), the stream's group, port and
+    /// session random (runs of other tests may share the machine).
+    private struct Setup {
+        let folder: String
+        let group: String
+        let port: Int
+        let session: String
+
+        init() throws {
+            folder = NSTemporaryDirectory() + "crosspoint-net-\(UInt32.random(in: 0..<UInt32.max))"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            group = "239.69.\(Int.random(in: 1...254)).\(Int.random(in: 1...254))"
+            port = 46000 + 2 * Int.random(in: 0..<500)
+            session = "xp-\(UInt32.random(in: 0..<UInt32.max))"
+        }
+
+        func dropIn(_ name: String, devices: String) throws -> String {
+            let path = folder + "/\(name).conf"
+            try """
+            context.modules = [
+                {   name = libpipewire-module-crosspoint
+                    args = {
+                        node.name = "desk"
+                        state.persist = false
+                        input.position = [ FL FR ]
+                        output.position = [ FL FR ]
+                        devices = [ \(devices) ]
+                    }
+                }
+            ]
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+
+        var senderDevices: String {
+            "{ type = sink name = game } { type = send name = wire to = \"\(group):\(port)\" session = \(session) }"
+        }
+
+        var receiverDevices: String {
+            let how = PipeWire.atLeast(1, 0, 0) ? "from = \"\(group):\(port)\"" : "session = \(session)"
+            return "{ type = receive name = lan \(how) latency = 40 } { type = source name = heard }"
+        }
+
+        func remove() { try? FileManager.default.removeItem(atPath: folder) }
+    }
+
+    /// The state the node says a device is in (`crosspoint.devices`).
+    private func deviceState(_ graph: Graph, _ name: String) -> String {
+        let text = graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.devices"] as? String ?? "" } ?? ""
+        return text.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }.first { $0.hasPrefix(name + ": ") } ?? "(not listed: \(text))"
+    }
+
+    @Test func aToneSentFromOneNodesOutputsArrivesAtAnothersInputsInOrderAndLevel() throws {
+        let lab = try NetworkLab(machines: 2)
+        defer { lab.close() }
+        let setup = try Setup()
+        defer { setup.remove() }
+        let sender = try Sandbox(dropIns: [try setup.dropIn("sender", devices: setup.senderDevices)], prefix: lab.machines[0].prefix)
+        defer { sender.stop() }
+        let receiver = try Sandbox(dropIns: [try setup.dropIn("receiver", devices: setup.receiverDevices)], prefix: lab.machines[1].prefix)
+        defer { receiver.stop() }
+
+        // The sender: its RTP sink made, named after the device, linked from the node's outputs.
+        _ = try sender.waitFor("the sender wire, linked", describe: { "wire: \(self.deviceState($0, "wire")); links \($0.links(of: "wire"))" }) { graph in
+            self.deviceState(graph, "wire").hasPrefix("wire: ready") && graph.links(of: "wire").map(\.peer) == ["desk", "desk"]
+        }
+        // The receiver: its stream made once it is announced (0.3.65: SAP, every few seconds).
+        _ = try receiver.waitFor("the receiver lan, linked", timeout: 20, describe: { "lan: \(self.deviceState($0, "lan")); links \($0.links(of: "lan"))" }) { graph in
+            self.deviceState(graph, "lan").hasPrefix("lan: ready") && graph.links(of: "lan").map(\.peer) == ["desk", "desk"]
+        }
+
+        // A tone a channel (330 Hz left, 520 Hz right), played into game on the first machine,
+        // recorded from heard on the second.
+        let signal = TestSignal(channels: 2, seconds: 2)
+        let tag = "\(UInt32.random(in: 0..<UInt32.max))"
+        let wav = Sandbox.audioFolder + "crosspoint-net-\(tag)-in.wav", recorded = Sandbox.audioFolder + "crosspoint-net-\(tag)-out.wav"
+        defer {
+            try? FileManager.default.removeItem(atPath: wav)
+            try? FileManager.default.removeItem(atPath: recorded)
+        }
+        try Wave.write(signal.channels, to: wav)
+        let recorder = try receiver.start([
+            "pw-record", "--target", "heard", "-P", "{ node.name = net-rec-\(tag) }", "--channels", "2",
+            "--channel-map", PipeWire.channelMap(["FL", "FR"]), "--format", "f32", recorded,
+        ])
+        #expect(receiver.shell("pw_wait_ports net-rec-\(tag) 2 input").succeeded)
+        let player = try sender.start(["pw-play", "--target", "game", "-P", "{ node.name = net-play-\(tag) }", wav])
+        player.wait(timeout: 30)
+        usleep(600_000)  // the receiver's latency and the network's, with room
+        recorder.stop()
+        let heard = try Wave.read(recorded)
+        try #require(heard.count == 2)
+
+        // Each channel where it was sent, at its level: the tone's amplitude in the steady part
+        // of the recording (S16BE on the wire, the receiver's resampler: not bit for bit).
+        let amplitude = 0.2
+        for (k, other) in [(0, 1), (1, 0)] {
+            let frequencies = [330.0, 520.0]
+            let own = Tone.amplitude(of: heard[k], at: frequencies[k])
+            let leak = Tone.amplitude(of: heard[k], at: frequencies[other])
+            print("channel \(k): \(String(format: "%.4f", own)) at \(Int(frequencies[k])) Hz (sent \(amplitude)), \(String(format: "%.5f", leak)) at \(Int(frequencies[other])) Hz")
+            #expect(abs(20 * log10(own / amplitude)) < 0.5, "channel \(k): the tone arrived at \(own), sent at \(amplitude)")
+            #expect(leak < 0.002, "channel \(k) carries the other channel's tone (\(leak))")
+        }
+        // Removed with the node's devices: the sender's module unloaded, its node gone.
+        #expect(sender.crosspoint("net", "remove", "desk", "wire").succeeded)
+        _ = try sender.waitFor("the sender to go") { $0.nodeID("wire") == nil }
+        #expect(sender.crosspoint("net", "list", "desk").stdout.contains("no network streams"))
+    }
+}
+
+/// A tone's amplitude in a recording.
+enum Tone {
+    /// The amplitude of the component at `frequency` (a DFT bin over whole periods), taken over
+    /// up to a second in the middle of the part of `samples` above a tenth of its peak.
+    static func amplitude(of samples: [Float], at frequency: Double, rate: Double = 48000) -> Double {
+        let peak = samples.map { abs($0) }.max() ?? 0
+        guard peak > 0, let first = samples.firstIndex(where: { abs($0) > peak / 10 }),
+              let last = samples.lastIndex(where: { abs($0) > peak / 10 }) else { return 0 }
+        // Whole periods over a second at most (the tone's own bin, the other tones' leakage
+        // under 0.2% of theirs).
+        let period = rate / frequency
+        let length = Int((Double(min(Int(rate), last - first)) / period).rounded(.down) * period)
+        let start = (first + last) / 2 - length / 2, end = start + length
+        guard length > Int(rate / 4) else { return 0 }
+        var re = 0.0, im = 0.0
+        for n in start..<end {
+            let phase = 2 * Double.pi * frequency * Double(n) / rate
+            re += Double(samples[n]) * cos(phase)
+            im += Double(samples[n]) * sin(phase)
+        }
+        return 2 * (re * re + im * im).squareRoot() / Double(end - start)
+    }
+}
