@@ -24,10 +24,15 @@ protocol DeviceKind {
     /// Why this kind cannot make `device` on the running PipeWire, if it cannot (said in the
     /// device's status; nothing is asked of the daemon).
     func refusal(for device: VirtualDevice) -> String?
+    /// What keeps `device` from being made now, if anything (a sender with no route to its
+    /// address: the network down): the host says so and asks again every few seconds, also
+    /// while the device is made.
+    func problem(for device: VirtualDevice) -> String?
 }
 
 extension DeviceKind {
     func refusal(for device: VirtualDevice) -> String? { nil }
+    func problem(for device: VirtualDevice) -> String? { nil }
 }
 
 /// How a device is made: an object a factory creates on the node's connection (a null sink),

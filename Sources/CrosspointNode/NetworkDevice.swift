@@ -1,5 +1,6 @@
 import CPipeWire
 import CrosspointCore
+import Glibc
 import CrosspointPipeWire
 
 /// A device that goes over the network (`send`, `receive`: NetworkStreams.swift), made of
@@ -106,6 +107,38 @@ struct NetworkDevice: DeviceKind {
             return "PipeWire \(String(cBytes: pw_get_library_version()))'s RTP receiver takes no address, only a stream its sender announces: give session=NAME"
         }
         return nil
+    }
+
+    /// A sender's route to its address, asked of the system as the RTP sender's own socket
+    /// does (a UDP socket connected to it: nothing is sent): PipeWire 0.3.65's sender does not
+    /// load without one, 1.x's loads and fails when its stream starts, leaving its node as it
+    /// was and never trying again. Asked before it is made and every few seconds while it is.
+    func problem(for device: VirtualDevice) -> String? {
+        guard device.kind == .send, let stream = device.network, let address = stream.address, let port = stream.port else { return nil }
+        return Self.route(to: address, port: port)
+    }
+
+    /// Why there is no route to `address`, or nil if there is one.
+    static func route(to address: String, port: Int) -> String? {
+        let v6 = address.contains(":")
+        let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { return "no socket: \(String(cBytes: strerror(errno)))" }
+        defer { close(fd) }
+        var result: Int32 = -1
+        if v6 {
+            var sa = sockaddr_in6()
+            sa.sin6_family = sa_family_t(AF_INET6)
+            sa.sin6_port = in_port_t(UInt16(clamping: port).bigEndian)
+            guard address.withCString({ inet_pton(AF_INET6, $0, &sa.sin6_addr) }) == 1 else { return "'\(address)' is not an address" }
+            result = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
+        } else {
+            var sa = sockaddr_in()
+            sa.sin_family = sa_family_t(AF_INET)
+            sa.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
+            guard address.withCString({ inet_pton(AF_INET, $0, &sa.sin_addr) }) == 1 else { return "'\(address)' is not an address" }
+            result = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        }
+        return result == 0 ? nil : "no route to \(address): \(String(cBytes: strerror(errno)))"
     }
 
     /// A module's arguments in SPA-JSON, strings quoted and escaped.

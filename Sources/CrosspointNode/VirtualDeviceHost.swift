@@ -55,6 +55,8 @@ final class VirtualDeviceHost: NodePart {
         var proxy: OpaquePointer?
         /// The module that makes it (a network device).
         var module: LoadedModule?
+        /// Its node's state, heard while the module makes it (its stream may fail later).
+        var watch: NodeErrorWatch?
         var status: Status
         /// `default` was asked for and is not done yet.
         var defaultPending: Bool
@@ -66,6 +68,8 @@ final class VirtualDeviceHost: NodePart {
     /// The kinds of device this host makes, asked in order (`DeviceKind.makes`).
     private let kinds: [any DeviceKind]
     private var managed: [String: Managed] = [:]
+    /// The last problem logged for each device that is retried: logged once, not every retry.
+    private var lastProblem: [String: String] = [:]
     /// Node ids of the devices this host made, by the registry's announcements.
     private var ours: Set<UInt32> = []
     private var lastReported = ""
@@ -172,6 +176,13 @@ final class VirtualDeviceHost: NodePart {
             managed[device.name] = entry
             return
         }
+        if let problem = kind.problem(for: device) {
+            entry.status = .retrying(problem)
+            warnOnce(device.name, "\(problem); asked again every \(Self.retrySeconds) s")
+            managed[device.name] = entry
+            armRetry()
+            return
+        }
         switch kind.request(for: device, node: nodeName) {
         case let .object(factory, type, version, values):
             guard let properties = cpshim_properties_new() else { return }
@@ -195,9 +206,7 @@ final class VirtualDeviceHost: NodePart {
                 // 0.3.65's sender opens its socket as it loads: no route (the network down, an
                 // address not reachable) is a module that does not load. Tried again.
                 entry.status = .retrying("\(error)")
-                if case let .retrying(before)? = managed[device.name]?.status, before == "\(error)" {} else {
-                    Log.warn("\(nodeName): device '\(device.name)': \(error); tried again every \(Self.retrySeconds) s")
-                }
+                warnOnce(device.name, "\(error); tried again every \(Self.retrySeconds) s")
                 managed[device.name] = entry
                 armRetry()
                 return
@@ -211,28 +220,57 @@ final class VirtualDeviceHost: NodePart {
     private func moduleEnded(_ name: String) {
         guard managed[name]?.module != nil else { return }
         managed[name]?.module = nil
+        managed[name]?.watch = nil
         managed[name]?.status = .retrying("its module ended by itself")
-        Log.warn("\(nodeName): device '\(name)': its module ended by itself; made again in \(Self.retrySeconds) s")
+        warnOnce(name, "its module ended by itself; made again in \(Self.retrySeconds) s")
         armRetry()
         publishStatus()
+    }
+
+    /// A device's node went to error (1.x's RTP sender with no route to its address): made
+    /// again in `retrySeconds` (from the timer: not inside the node's own event).
+    private func streamFailed(_ name: String, _ error: String) {
+        guard managed[name]?.module != nil else { return }
+        managed[name]?.status = .retrying("its stream failed: \(error)")
+        warnOnce(name, "its stream failed (\(error)); made again every \(Self.retrySeconds) s")
+        armRetry()
+        publishStatus()
+    }
+
+    /// Logs a device's problem unless it was the last one logged for it.
+    private func warnOnce(_ name: String, _ problem: String) {
+        guard lastProblem[name] != problem else { return }
+        lastProblem[name] = problem
+        Log.warn("\(nodeName): device '\(name)': \(problem)")
     }
 
     private func armRetry() {
         if let retryTimer { _ = cpshim_loop_arm_timer(loop, retryTimer, Self.retrySeconds * 1000) }
     }
 
-    /// Makes again every device that is `.retrying`.
+    /// Makes again every device that is `.retrying`, and asks the made ones that may have a
+    /// problem (a sender's route) whether they have one now: those are made again once it is
+    /// gone. Every `retrySeconds` while any device is retried or may have a problem.
     private func retry() {
         for (name, entry) in managed {
+            guard case .ready = entry.status, entry.module != nil, let kind = kind(of: entry.device),
+                  let problem = kind.problem(for: entry.device) else { continue }
+            managed[name]?.status = .retrying(problem)
+            warnOnce(name, "\(problem); made again once it has one")
+        }
+        for (name, entry) in managed {
             guard case .retrying = entry.status else { continue }
+            managed[name]?.watch = nil
             entry.module?.unload()
             managed[name]?.module = nil
             create(entry.device)
         }
+        if managed.values.contains(where: { $0.module != nil || { if case .retrying = $0.status { true } else { false } }($0) }) { armRetry() }
         reconcile()
     }
 
     private func remove(_ name: String) {
+        lastProblem[name] = nil
         guard let entry = managed.removeValue(forKey: name) else { return }
         // The node is the client's own object (object.linger = false): destroying its proxy
         // removes it, its ports and links; the session manager moves its applications
@@ -256,7 +294,10 @@ final class VirtualDeviceHost: NodePart {
         if entry.module != nil, case .waiting = entry.status {
             // A module's node: known by its name (taken by no other node when it was loaded).
             managed[name]?.status = .ready(id)
+            managed[name]?.watch = NodeErrorWatch(graph: graph, node: id) { [unowned self] error in self.streamFailed(name, error) }
             ours.insert(id)
+            lastProblem[name] = nil
+            armRetry()  // its route asked after again
             return
         }
         guard entry.status == .creating, let proxy = entry.proxy else { return }

@@ -393,6 +393,14 @@ struct NodeLevelsTests {
             blocks().filter { $0.contains("*\tparams:") }.map(changedParams).filter { ids in ids.contains { $0.contains("(Spa:Enum:ParamId:Props)") } }
         }
         func paramUpdates() -> Int { propsUpdates().count }
+        // The control change as pw-mon printed Props after it: gain.master at 0.5. PipeWire 1.x's
+        // pw-mon enumerates changed params before it prints, and a node info that arrives
+        // meanwhile (a levels update: every 50 ms here) replaces the change mask it then prints
+        // with, so the change may show unmarked (CI on 1.4: Props at 0.5 in pw-dump, unmarked
+        // in pw-mon). Its value shows either way.
+        func controlShown() -> Bool {
+            blocks().contains { $0.contains("String \"gain.master\"\n") && $0.range(of: #"String "gain.master"\n\s*Float 0\.5"#, options: .regularExpression) != nil }
+        }
         try Wait.until("pw-mon to list the node") {
             ((try? String(contentsOfFile: monitor, encoding: .utf8)) ?? "").contains("\tid: \(id)\n")
         }
@@ -404,7 +412,7 @@ struct NodeLevelsTests {
         let set = sandbox.run(["pw-cli", "set-param", "\(id)", "Props", #"{ params = [ "gain.master" 0.5 ] }"#])
         #expect(set.succeeded, "pw-cli set-param: \(set.status) \(set.stderr)")
         do {
-            try Wait.until("the control change in pw-mon") { paramUpdates() >= 1 }
+            try Wait.until("the control change in pw-mon") { paramUpdates() >= 1 || controlShown() }
         } catch {
             // Which one was wrong: the node (its Props in pw-dump), or pw-mon (what it printed last).
             let props = (try? Graph(sandbox).params(of: "xp-levels"))?["gain.master"].map { "\($0)" } ?? "?"
@@ -419,7 +427,7 @@ struct NodeLevelsTests {
         mon.wait(timeout: 5)
         let levels = (0..<levelUpdates()), params = (0..<paramUpdates())
         #expect(levels.count >= 20, "\(levels.count) level updates seen")
-        #expect(params.count >= 1, "the control change must show")
+        #expect(params.count >= 1 || controlShown(), "the control change must show")
         // Counted: the changes of Props (id 2). Others (a format or latency settled while the
         // player's links were made) are not the meter's doing; every change is in the message.
         #expect(params.count <= 2, "only the control change republished Props (\(params.count) times); the params pw-mon marked changed: \(blocks().filter { $0.contains("*\tparams:") }.map(changedParams))")

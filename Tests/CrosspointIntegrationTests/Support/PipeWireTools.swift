@@ -152,18 +152,24 @@ final class MissedCycles {
     private let sandbox: Sandbox
     private let errorsBefore: Int?
     private var profiler: Background?
+    private let folder: String
     private let log: String
 
     init(_ sandbox: Sandbox) throws {
         self.sandbox = sandbox
-        log = NSTemporaryDirectory() + "crosspoint-profiler-\(getpid())-\(UInt32.random(in: 0..<UInt32.max)).log"
+        folder = NSTemporaryDirectory() + "crosspoint-profiler-\(getpid())-\(UInt32.random(in: 0..<UInt32.max))"
+        log = folder + "/profile.log"
         if PipeWire.atLeast(1, 0, 0) {
             errorsBefore = sandbox.graphErrors()
         } else {
             errorsBefore = nil
             // It says `logging follower ID ("NAME")` when a cycle's profile first names a node:
             // bound, and the graph's cycles reach it (line-buffered to see that now).
-            profiler = try sandbox.start(["stdbuf", "-oL", "pw-profiler", "-o", log], stdout: log + ".out")
+            // In a folder of its own: on its way out it writes gnuplot scripts and an HTML page
+            // (Timing*.plot, Timings.html, generate_timings.sh) where it runs.
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            profiler = try sandbox.start(["bash", "-c", "cd \"$0\" && exec stdbuf -oL pw-profiler -o \"$1\"", folder, log],
+                                         stdout: log + ".out")
             let out = log + ".out"
             try Wait.until("pw-profiler to log the graph's cycles", timeout: 10) {
                 ((try? String(contentsOfFile: out, encoding: .utf8)) ?? "").contains("logging follower")
@@ -173,10 +179,7 @@ final class MissedCycles {
 
     /// The cycles missed since `init`; nil if it could not tell.
     func stop() -> Int? {
-        defer {
-            try? FileManager.default.removeItem(atPath: log)
-            try? FileManager.default.removeItem(atPath: log + ".out")
-        }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         guard let profiler else { return errorsBefore.flatMap { before in sandbox.graphErrors().map { $0 - before } } }
         profiler.stop()
         self.profiler = nil
@@ -199,5 +202,8 @@ final class MissedCycles {
         return cycles > 0 ? missed : nil
     }
 
-    deinit { profiler?.stop() }
+    deinit {
+        profiler?.stop()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
 }

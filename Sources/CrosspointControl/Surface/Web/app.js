@@ -1039,11 +1039,13 @@ function parseLine(line) {
   }
   return o;
 }
-/** The virtual device (sink for an input, source for an output) carrying channel `name`. */
+/** True for the kinds of device whose channels feed inputs (a sink, a stream received). */
+function feedsInputs(kind) { return kind === 'sink' || kind === 'receive'; }
+/** The virtual device (sink or stream received for an input, source or stream sent for an output) carrying channel `name`. */
 function deviceOf(name, input) {
   for (const line of S.node.devices || []) {
     const d = parseLine(line);
-    if (d.first === (input ? 'sink' : 'source') && (d.flags.channels || '').split(',').includes(name)) {
+    if (feedsInputs(d.first) === input && (d.flags.channels || '').split(',').includes(name)) {
       return { name: d.second, description: d.description || d.second };
     }
   }
@@ -1306,7 +1308,8 @@ function renderDevices() {
 
 function deviceItem(d, state, streams) {
   const li = h('li', { class: 'devitem', 'data-testid': 'device-' + d.name });
-  const side = d.kind === 'sink' ? 'inputs' : 'outputs';
+  const feeds = feedsInputs(d.kind);
+  const side = feeds ? 'inputs' : 'outputs';
   if (DV.editing === d.name) {
     const form = h('form', { class: 'devform rename', 'data-testid': 'dev-rename-form' });
     const nm = h('input', { type: 'text', value: d.name, maxlength: '48', spellcheck: 'false', 'data-testid': 'dev-rename-name', 'aria-label': 'New name' });
@@ -1348,7 +1351,10 @@ function deviceItem(d, state, streams) {
     else if (/^failed/.test(state)) { say = state; cls = 'bad'; }
     else say = state;
   }
-  if (streams.length) say += ' · ' + streams.join(', ') + (d.kind === 'sink' ? ' playing' : ' recording');
+  if (streams.length) say += ' · ' + streams.join(', ') + (feeds ? ' playing' : ' recording');
+  // A stream over the network: where it goes or what it takes (crosspoint net).
+  const f = parseLine(d.line).flags;
+  const wire = d.kind === 'send' ? ' · to ' + (f.to || '?') : d.kind === 'receive' ? ' · from ' + (f.from || 'session ' + (f.session || '?')) : '';
   const rename = h('button', { type: 'button', 'data-testid': 'dev-rename-' + d.name, text: 'Rename', title: 'Rename ' + d.name + ' or change its description (it is made again)' });
   const armed = DV.armed === d.name;
   const remove = h('button', { type: 'button', class: armed ? 'armed' : '', 'data-testid': 'dev-remove-' + d.name,
@@ -1357,7 +1363,7 @@ function deviceItem(d, state, streams) {
   li.append(
     h('div', { class: 'devmain' },
       h('div', { class: 'devtitle' }, h('span', { class: 'kind ' + d.kind, text: d.kind }), h('b', { text: d.description }), ' ', h('code', { text: d.name })),
-      h('div', { class: 'chans', text: d.positions.join(', ') + (d.kind === 'sink' ? ' → inputs ' : ' ← outputs ') + d.channels.join(', ') }),
+      h('div', { class: 'chans', text: d.positions.join(', ') + (feeds ? ' → inputs ' : ' ← outputs ') + d.channels.join(', ') + wire }),
       h('div', { class: 'state ' + cls, 'data-testid': 'device-state-' + d.name, text: say })),
     h('div', { class: 'acts' }, rename, remove));
   rename.addEventListener('click', () => { DV.editing = d.name; DV.armed = null; $('device-error').textContent = ''; renderDevices(); });
