@@ -130,13 +130,6 @@ public struct NetworkStream: Equatable, Sendable {
         return String(host).withCString { inet_pton(v6 ? AF_INET6 : AF_INET, $0, &buffer) } == 1
     }
 
-    /// True if the address is a multicast group (224.0.0.0/4, ff00::/8).
-    public var isMulticast: Bool {
-        guard let address else { return false }
-        if address.contains(":") { return address.lowercased().hasPrefix("ff") }
-        return Int(address.prefix(while: { $0 != "." })).map { (224...239).contains($0) } ?? false
-    }
-
     /// The address as `to=`/`from=` write it: IPv6 in brackets.
     var endpointText: String? {
         guard let address, let port else { return nil }

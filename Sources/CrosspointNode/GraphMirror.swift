@@ -114,13 +114,6 @@ final class GraphMirror {
         linkedBy.removeValue(forKey: id)
     }
 
-    /// A proxy of node `id` (its info and params reach whoever listens to it); nil if the
-    /// registry is gone. The caller destroys it.
-    func bind(node id: UInt32) -> OpaquePointer? {
-        guard let registry else { return nil }
-        return pw_registry_bind(registry.proxy, id, "PipeWire:Interface:Node", UInt32(PW_VERSION_NODE), 0).map(OpaquePointer.init)
-    }
-
     /// Sets a key of the `default` metadata (the configured default devices).
     @discardableResult
     func setDefault(_ key: String, json: String) -> Bool {

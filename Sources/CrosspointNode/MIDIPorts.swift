@@ -88,11 +88,7 @@ final class MIDIControlCenter: NodePart {
 
     /// Whether this PipeWire speaks UMP on its MIDI ports (1.4 and later): its tools and its
     /// ALSA bridge read only UMP from a port, so the ports are made "32 bit raw UMP" there.
-    static let ump: Bool = {
-        let parts = String(cBytes: pw_get_library_version()).split(separator: ".").map { Int($0) ?? 0 }
-        let major = parts.first ?? 0, minor = parts.count > 1 ? parts[1] : 0
-        return major > 1 || (major == 1 && minor >= 4)
-    }()
+    static let ump = RunningPipeWire.atLeast(1, 4)
 
     /// The `format.dsp` of the MIDI ports on this PipeWire.
     static var portFormat: String { ump ? "32 bit raw UMP" : "8 bit raw midi" }

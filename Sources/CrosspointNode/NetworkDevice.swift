@@ -30,13 +30,9 @@ struct NetworkDevice: DeviceKind {
     /// `playback_FL`, `capture_FL`).
     let pipeWireOne: Bool
 
-    init(pipeWireOne: Bool = NetworkDevice.runningPipeWireIsOne) {
+    init(pipeWireOne: Bool = RunningPipeWire.atLeast(1, 0)) {
         self.pipeWireOne = pipeWireOne
     }
-
-    static let runningPipeWireIsOne: Bool = {
-        (String(cBytes: pw_get_library_version()).split(separator: ".").first.flatMap { Int($0) } ?? 0) >= 1
-    }()
 
     static let senderModule = "libpipewire-module-rtp-sink"
     static let receiverModule = "libpipewire-module-rtp-source"

@@ -48,6 +48,8 @@ final class VirtualDeviceHost: NodePart {
         case retrying(String)
         /// Made, its node not there yet: what it waits for (a receiver, its stream).
         case waiting(String)
+
+        var isRetrying: Bool { if case .retrying = self { true } else { false } }
     }
 
     private struct Managed {
@@ -55,8 +57,6 @@ final class VirtualDeviceHost: NodePart {
         var proxy: OpaquePointer?
         /// The module that makes it (a network device).
         var module: LoadedModule?
-        /// Its node's state, heard while the module makes it (its stream may fail later).
-        var watch: NodeErrorWatch?
         var status: Status
         /// `default` was asked for and is not done yet.
         var defaultPending: Bool
@@ -220,19 +220,8 @@ final class VirtualDeviceHost: NodePart {
     private func moduleEnded(_ name: String) {
         guard managed[name]?.module != nil else { return }
         managed[name]?.module = nil
-        managed[name]?.watch = nil
         managed[name]?.status = .retrying("its module ended by itself")
         warnOnce(name, "its module ended by itself; made again in \(Self.retrySeconds) s")
-        armRetry()
-        publishStatus()
-    }
-
-    /// A device's node went to error (1.x's RTP sender with no route to its address): made
-    /// again in `retrySeconds` (from the timer: not inside the node's own event).
-    private func streamFailed(_ name: String, _ error: String) {
-        guard managed[name]?.module != nil else { return }
-        managed[name]?.status = .retrying("its stream failed: \(error)")
-        warnOnce(name, "its stream failed (\(error)); made again every \(Self.retrySeconds) s")
         armRetry()
         publishStatus()
     }
@@ -259,13 +248,12 @@ final class VirtualDeviceHost: NodePart {
             warnOnce(name, "\(problem); made again once it has one")
         }
         for (name, entry) in managed {
-            guard case .retrying = entry.status else { continue }
-            managed[name]?.watch = nil
+            guard entry.status.isRetrying else { continue }
             entry.module?.unload()
             managed[name]?.module = nil
             create(entry.device)
         }
-        if managed.values.contains(where: { $0.module != nil || { if case .retrying = $0.status { true } else { false } }($0) }) { armRetry() }
+        if managed.values.contains(where: { $0.module != nil || $0.status.isRetrying }) { armRetry() }
         reconcile()
     }
 
@@ -294,7 +282,6 @@ final class VirtualDeviceHost: NodePart {
         if entry.module != nil, case .waiting = entry.status {
             // A module's node: known by its name (taken by no other node when it was loaded).
             managed[name]?.status = .ready(id)
-            managed[name]?.watch = NodeErrorWatch(graph: graph, node: id) { [unowned self] error in self.streamFailed(name, error) }
             ours.insert(id)
             lastProblem[name] = nil
             armRetry()  // its route asked after again

@@ -11,14 +11,12 @@ struct NetworkStreamTests {
         let wire = try VirtualDevice(text: "send wire to=239.69.1.10:5004 session=desk-stream format=L24")
         #expect(wire.kind == .send && !wire.kind.feedsInputs && wire.channels == ["wire_FL", "wire_FR"])
         #expect(wire.network == NetworkStream(address: "239.69.1.10", port: 5004, session: "desk-stream", format: "S24BE"))
-        #expect(wire.network?.isMulticast == true)
         #expect(wire.text == "send wire position=FL,FR channels=wire_FL,wire_FR protocol=rtp to=239.69.1.10:5004 session=desk-stream format=S24BE description=wire")
         #expect(try VirtualDevice(text: wire.text) == wire)
 
         let guest = try VirtualDevice(text: "receive guest from=[ff15::1]:5006 latency=20ms position=MONO description=Guest mic")
         #expect(guest.kind.feedsInputs && guest.channels == ["guest_MONO"] && guest.description == "Guest mic")
         #expect(guest.network?.address == "ff15::1" && guest.network?.port == 5006 && guest.network?.latencyMilliseconds == 20)
-        #expect(guest.network?.isMulticast == true)
         #expect(try VirtualDevice(text: guest.text) == guest)
         #expect(guest.network?.summary(sending: false) == "rtp from [ff15::1]:5006, S16BE, latency 20 ms")
 
