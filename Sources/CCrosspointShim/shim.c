@@ -1,5 +1,7 @@
+#define _GNU_SOURCE
 #include "CCrosspointShim.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <string.h>
@@ -11,7 +13,30 @@
 PW_LOG_TOPIC_STATIC(cpshim_topic, "mod.crosspoint");
 #define PW_LOG_TOPIC_DEFAULT cpshim_topic
 
-void cpshim_log_init(void) { PW_LOG_TOPIC_INIT(cpshim_topic); }
+/* PipeWire 1.x sets a topic's level (PIPEWIRE_DEBUG=mod.crosspoint:3) when the topic is
+ * registered with pw_log_topic_register, which 0.3.65 has not (its topic_init does it there):
+ * looked up at run time, as the module is built against 0.3.65's headers. Registered once per
+ * module instance and unregistered by each (a count: the library keeps a pointer to the topic,
+ * which must not outlive this file's code). */
+static void (*topic_register)(struct spa_log_topic *);
+static void (*topic_unregister)(struct spa_log_topic *);
+
+void cpshim_log_init(void)
+{
+    PW_LOG_TOPIC_INIT(cpshim_topic);
+    if (topic_register == NULL || topic_unregister == NULL) {
+        topic_register = (void (*)(struct spa_log_topic *))dlsym(RTLD_DEFAULT, "pw_log_topic_register");
+        topic_unregister = (void (*)(struct spa_log_topic *))dlsym(RTLD_DEFAULT, "pw_log_topic_unregister");
+    }
+    if (topic_register != NULL && topic_unregister != NULL)
+        topic_register(cpshim_topic);
+}
+
+void cpshim_log_deinit(void)
+{
+    if (topic_register != NULL && topic_unregister != NULL)
+        topic_unregister(cpshim_topic);
+}
 
 void cpshim_log(enum spa_log_level level, const char *file, int line, const char *func, const char *message)
 {

@@ -28,14 +28,19 @@ public struct Scene: Equatable, Sendable {
     /// The kinds a scene holds, in the table's order.
     public static let kinds: [ParameterKind] = ParameterKind.allCases.filter { $0.family.scene != .no }
 
-    public var name: String
+    public private(set) var name: String
     /// The channel names of the node the scene was taken on.
-    public var inputs: [String]
-    public var outputs: [String]
-    public var masterMute: Bool
+    public private(set) var inputs: [String]
+    public private(set) var outputs: [String]
+    public private(set) var masterMute: Bool
     /// Each kind's values (`kinds` order), each in the order `Parameter.all(of:for:)` walks a
     /// mixer of these channels (`index(of:input:output:)`).
-    public var values: [[ParameterValue]]
+    public private(set) var values: [[ParameterValue]]
+    /// The scene's line, as `init(text:)` reads it: written once, when the scene is made (a
+    /// scene never changes). Props and the state file carry every scene's line on every change
+    /// of the node: written each time, two dense 64x64 scenes kept the daemon's main loop busy
+    /// 30 to 60 ms four times a second while a scene moved (its steps that late).
+    public private(set) var text: String = ""
 
     /// The scene of `mixer` as it is now.
     public init(name: String, of mixer: Mixer) {
@@ -44,6 +49,7 @@ public struct Scene: Equatable, Sendable {
         outputs = mixer.outputChannels
         masterMute = mixer.masterMute
         values = Scene.kinds.map { kind in Parameter.all(of: kind, for: mixer).map { mixer.value(of: $0) } }
+        text = written()
     }
 
     /// Where the value of `kind` for channels `input` and `output` (indices into the scene's
@@ -51,6 +57,14 @@ public struct Scene: Equatable, Sendable {
     public func index(of kind: ParameterKind, input: Int, output: Int) -> Int {
         let family = kind.family
         return (family.hasInput ? input : 0) * (family.hasOutput ? outputs.count : 1) + (family.hasOutput ? output : 0)
+    }
+
+    /// The same scene under another name (`crosspoint scene rename`).
+    public func renamed(_ newName: String) -> Scene {
+        var scene = self
+        scene.name = newName
+        scene.text = newName + String(decoding: text.utf8.dropFirst(name.utf8.count), as: UTF8.self)
+        return scene
     }
 
     /// The scene's value of one key, by its channels' indices in the scene.
@@ -85,7 +99,7 @@ public struct Scene: Equatable, Sendable {
     // MARK: Text
 
     /// The scene's line, as `init(text:)` reads it.
-    public var text: String {
+    private func written() -> String {
         var words = [name, "in=" + inputs.joinedBytes(separator: ","), "out=" + outputs.joinedBytes(separator: ",")]
         if masterMute { words.append("mute") }
         for (k, kind) in Scene.kinds.enumerated() {
@@ -199,6 +213,7 @@ public struct Scene: Equatable, Sendable {
                 values[k][at] = .number(family.unit == .gain ? Double(Float(x)) : x)
             }
         }
+        self.text = written()
     }
 
     /// A scene's name: 1 to 63 ASCII letters, digits, `_`, `-` or `.`.

@@ -73,6 +73,7 @@ final class ModuleInstance {
             let instance = ModuleInstance.instance(data)
             instance.tearDown()
             Unmanaged.passUnretained(instance).release()  // the reference init handed PipeWire
+            Log.tearDown()
         }
     }
 
@@ -104,7 +105,7 @@ final class ModuleInstance {
 @_cdecl("pipewire__module_init")
 public func pipewireModuleInit(_ module: OpaquePointer?, _ args: UnsafePointer<CChar>?) -> Int32 {
     Log.setUp()
-    guard let module else { return -EINVAL }
+    guard let module else { Log.tearDown(); return -EINVAL }
     do {
         let configuration = try NodeConfiguration(arguments: args.map { String(cBytes: $0) })
         let instance = try ModuleInstance(module: module, configuration: configuration)
@@ -119,6 +120,7 @@ public func pipewireModuleInit(_ module: OpaquePointer?, _ args: UnsafePointer<C
         return 0
     } catch {
         Log.error("libpipewire-module-crosspoint: \(error)")
+        Log.tearDown()
         return -EINVAL
     }
 }

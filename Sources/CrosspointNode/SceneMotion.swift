@@ -51,6 +51,12 @@ final class SceneMotion: NodePart {
         var duration: Int64
         /// The mix the last step left: a key that differs from it now was changed by someone else.
         var last: Mixer
+        /// When the last step ran, and the most any step ran after its time (ms): a main loop kept
+        /// busy (a loaded machine) holds the mix where it is until the step runs, and the move
+        /// lags its curve by that much there (each step is taken from the clock: it catches up).
+        var lastStep: Int64
+        var latest: Int64 = 0
+        var steps = 0
     }
     private var move: Move?
 
@@ -97,7 +103,7 @@ final class SceneMotion: NodePart {
             return
         }
         move = Move(morph: SceneMorph(from: Scene(name: "", of: mixer), to: target, on: mixer, keeping: mixer.sceneSafeParameters),
-                    target: target, start: Self.now(), duration: Int64(recall.milliseconds.rounded(.up)), last: mixer)
+                    target: target, start: Self.now(), duration: Int64(recall.milliseconds.rounded(.up)), last: mixer, lastStep: Self.now())
         Log.info("\(node.configuration.nodeName): recalling scene '\(target.name)' over \(Gain.format(recall.milliseconds)) ms")
         step()
     }
@@ -114,6 +120,9 @@ final class SceneMotion: NodePart {
         } else if current != m.last {
             m.morph = m.morph.leaving(m.morph.moved(between: m.last, and: current))
         }
+        let stepTime = Self.stepMilliseconds(for: m.duration)
+        if m.steps > 0 { m.latest = max(m.latest, now - m.lastStep - stepTime) }
+        (m.lastStep, m.steps) = (now, m.steps + 1)
         let t = m.duration <= 0 ? 1 : min(Double(now - m.start) / Double(m.duration), 1)
         var next = current
         do throws(CrosspointError) {
@@ -129,7 +138,7 @@ final class SceneMotion: NodePart {
         let step = Self.stepMilliseconds(for: m.duration)
         node.move(to: next, glide: Self.glideMilliseconds(forStep: step), final: final, publishInterval: Self.publishMilliseconds)
         if final {
-            Log.info("\(node.configuration.nodeName): scene '\(m.target.name)' recalled")
+            Log.info("\(node.configuration.nodeName): scene '\(m.target.name)' recalled in \(m.steps) steps, the latest \(m.latest) ms late")
             return
         }
         if timer == nil {

@@ -1,11 +1,15 @@
 import CCrosspointShim
 import CPipeWire
 
-/// PipeWire's log, under the topic `mod.crosspoint` (`PIPEWIRE_DEBUG=mod.crosspoint:4`), each
+/// PipeWire's log, under the topic `mod.crosspoint` (`PIPEWIRE_DEBUG=mod.crosspoint:4`, on
+/// 0.3.65 and, the topic registered, on 1.x), each
 /// line marked with the Swift file, line and function that logged it. Never called on the
 /// data thread.
 public enum Log {
+    /// Once per module instance, before logging (PipeWire 1.x: registers the topic, which
+    /// gives it the level PIPEWIRE_DEBUG names for it); `tearDown()` balances it.
     public static func setUp() { cpshim_log_init() }
+    public static func tearDown() { cpshim_log_deinit() }
 
     public static func error(_ message: @autoclosure () -> String, file: StaticString = #fileID, line: Int = #line, function: StaticString = #function) {
         write(SPA_LOG_LEVEL_ERROR, message, file, line, function)

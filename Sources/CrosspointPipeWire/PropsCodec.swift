@@ -136,6 +136,10 @@ public enum PropsCodec {
     /// Builds a Props object: `params = [ key value ... ]`, then the tail. A number is written
     /// as an Int for the keys the table types Int (`inputs`), else as a Float.
     /// The builder calls are libspa's (spa/pod/builder.h), inline functions Swift calls directly.
+    /// The keys the table types Int (keys without placeholders: `inputs`, `outputs`), looked up
+    /// by hash: a key a cross-point of a big node's Props.
+    private static let intKeys = Set(Parameter.families.filter { $0.type == .int }.map(\.pattern))
+
     package static func build(_ entries: [PropsEntry], tail: Tail, in b: PodBuffer) -> UnsafePointer<spa_pod>? {
         var object = spa_pod_frame(), params = spa_pod_frame()
         spa_pod_builder_push_object(&b.builder, &object, UInt32(SPA_TYPE_OBJECT_Props), SPA_PARAM_Props.rawValue)
@@ -144,7 +148,7 @@ public enum PropsCodec {
         for entry in entries {
             spa_pod_builder_string(&b.builder, entry.key)
             switch entry.value {
-            case let .number(v) where Parameter.family(ofKey: entry.key)?.type == .int:
+            case let .number(v) where intKeys.contains(entry.key):
                 spa_pod_builder_int(&b.builder, Int32(clamping: Int(exactly: v.rounded()) ?? 0))
             case let .number(v): spa_pod_builder_float(&b.builder, Float(v))
             case let .bool(v): spa_pod_builder_bool(&b.builder, v)

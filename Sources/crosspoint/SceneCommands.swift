@@ -137,7 +137,7 @@ struct SceneRenameCommand: ParsableCommand {
             try Scene.checkName(newName)
             guard m.scene(named: newName) == nil else { throw CommandError.invalid("there is a scene \(newName.printable) already") }
             var scenes = m.scenes
-            scenes[at].name = newName
+            scenes[at] = scenes[at].renamed(newName)
             let between = m.morphScenes.map { $0 == name ? newName : $0 }
             try m.setScenes(scenes.map(\.text))
             if between != m.morphScenes { try m.setMorphScenes(between) }

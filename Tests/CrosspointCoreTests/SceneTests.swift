@@ -108,6 +108,10 @@ import Testing
         try other.recall("show")
         #expect(Scene(name: "show", of: other) == scene)
         #expect(other.crosspoint(input: 0, output: 1) == m.crosspoint(input: 0, output: 1))
+        // Renamed: the line written once, under the new name, reads back as the same scene.
+        let renamed = scene.renamed("encore")
+        #expect(renamed.text == "encore" + scene.text.dropFirst("show".count))
+        #expect(try Scene(text: renamed.text) == renamed && renamed.name == "encore" && renamed.values == scene.values)
     }
 
     @Test func badSceneLinesAreRefusedByWhatIsWrong() throws {

@@ -16,6 +16,8 @@ void cpshim_log(enum spa_log_level level, const char *file, int line, const char
 bool cpshim_log_enabled(enum spa_log_level level);
 // PW_LOG_TOPIC_INIT is a macro; call once before logging.
 void cpshim_log_init(void);
+// Balances cpshim_log_init (PipeWire 1.x's topic registration), once per module instance.
+void cpshim_log_deinit(void);
 
 // pw_properties_new is variadic.
 struct pw_properties *cpshim_properties_new(void);
