@@ -107,7 +107,11 @@ struct VirtualDeviceTests {
         // mix: the rig's reference path (the player straight into its own sink) is the control.
         // When it is not the signal, the machine lost a cycle of the player (CI on 1.4 under
         // load: both recorders off by 0.399 at the same place) and the playing is made again, as
-        // the rig's `expectAudio` does; with the control exact, the mix must be.
+        // the rig's `expectAudio` does. parecord's path has a hop the control has not: the
+        // record stream pipewire-pulse runs in the graph for it (CI on 0.3.65: parecord off by
+        // 0.399 with pw-record and the control exact). A recorder off while the graph missed a
+        // deadline (MissedCycles) is the machine's too, and played again; with the control exact
+        // and no cycle missed, both recorders must be exact.
         for attempt in 1...Sandbox.recordingsWhenTheMachineGlitches {
             let recorders: [(String, [String])] = [
                 ("pw-record", ["pw-record", "--target", "stream-mix", "--channels", "2", "--format", "f32", folder + "/pw.wav"]),
@@ -121,20 +125,27 @@ struct VirtualDeviceTests {
                 graph.links(of: "stream-mix").count >= 2 + 2 * recorders.count
             }
             usleep(300_000)
+            let watch = try MissedCycles(sandbox)
             let recording = try sandbox.playThrough(node: "desk", signal: signal, linkedInputs: [0, 1], linkedOutputs: [0, 1])
             usleep(300_000)
             for recorder in running { recorder.stop() }
+            let missed = watch.stop() ?? 0
             let control = try Comparison(recording: recording.outputs([0]), expected: [signal.channels[0]])
-            if control.referenceError > 1e-4 && attempt < Sandbox.recordingsWhenTheMachineGlitches {
+            let last = attempt == Sandbox.recordingsWhenTheMachineGlitches
+            if control.referenceError > 1e-4 && !last {
                 print("stream-mix: playing \(attempt): the reference path glitched (\(control)); played again")
                 continue
             }
-            for (name, _) in recorders {
-                let path = folder + (name == "pw-record" ? "/pw.wav" : "/pa.wav")
-                let recorded = try Wave.read(path)
-                #expect(recorded.count == 2, "\(name) recorded \(recorded.count) channels")
-                guard recorded.count == 2 else { continue }
-                expectSamples(recorded, signal.channels, name, tolerance: 1e-6)
+            let recorded = try recorders.map { (name, _) in (name, try Wave.read(folder + (name == "pw-record" ? "/pw.wav" : "/pa.wav"))) }
+            let off = recorded.filter { (_, channels) in (sampleError(channels, signal.channels)?.error ?? .infinity) > 1e-6 }.map(\.0)
+            if !off.isEmpty && missed > 0 && !last {
+                print("stream-mix: playing \(attempt): \(off.joined(separator: ", ")) off while the graph missed \(missed) cycle(s); played again")
+                continue
+            }
+            for (name, channels) in recorded {
+                #expect(channels.count == 2, "\(name) recorded \(channels.count) channels")
+                guard channels.count == 2 else { continue }
+                expectSamples(channels, signal.channels, name + (missed > 0 ? " (the graph missed \(missed) cycle(s))" : ""), tolerance: 1e-6)
             }
             break
         }
@@ -411,18 +422,20 @@ struct VirtualDeviceTests {
             try? FileManager.default.removeItem(atPath: recorded)
         }
         try Wave.write(signal.channels, to: wav)
-        // At each quantum, up to three recordings until one is clean: the direct path exact (the
-        // player and the recorder kept up) and no cycle missed in the graph meanwhile
-        // (MissedCycles: pw-top's ERR on 1.x, pw-profiler on 0.3.65; CI on 0.3.65 saw the
-        // node's path off by 0.39 mid-signal at quantum 64 with the direct path exact). A deadline the graph missed can cost the longer path (tone,
-        // game, the node, the interface) a cycle the direct one keeps: CI on 1.4 saw the node's
-        // path off by 0.2 mid-signal, once with the direct path exact and once with it glitched.
-        // Quantum 1024 and 256 must have a clean recording; 64, where a loaded two-core machine
-        // misses deadlines often, is judged when one is clean.
+        // At each quantum, up to four recordings until one is judged. A recording is judged when
+        // its direct path is exact (the player and the recorder kept up) and either the node's
+        // path is exact too (the claim holds, whatever the machine did) or the graph missed no
+        // cycle meanwhile (then a difference is the node's). A deadline the graph missed can cost
+        // the longer path (tone, game, the node, the interface) a block the direct one keeps
+        // (MissedCycles: pw-top's ERR on 1.x, pw-profiler on 0.3.65): CI on 0.3.65 saw the
+        // node's path off by 0.39 mid-signal at quantum 64 with the direct path exact, and at
+        // quantum 256 a cycle or more missed in each of three recordings. Quantum 1024 and 256
+        // must be judged; 64, where a loaded two-core machine misses deadlines often, is judged
+        // when a recording can be.
         for quantum in [1024, 256, 64] {
             #expect(sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(quantum)"]).succeeded)
-            var clean: (comparison: Comparison, read: [[Float]])?
-            for attempt in 1...3 where clean == nil {
+            var judged: (comparison: Comparison, read: [[Float]])?
+            for attempt in 1...4 where judged == nil {
                 let tag = "\(quantum)-\(attempt)"
                 let watch = try MissedCycles(sandbox)
                 let recorder = try sandbox.start([
@@ -447,13 +460,15 @@ struct VirtualDeviceTests {
                 try #require(read.count == 4)
                 let comparison = try Comparison(recording: Recording(outputs: Array(read.prefix(2)), reference: read[2],
                                                                      referenceSignal: signal.channels[0]), expected: signal.channels)
+                let exact = comparison.addedDelay == 0 && comparison.difference(read[0], read[2]).largest == 0 && comparison.maxError.allSatisfy { $0 <= 1e-4 }
                 print("quantum \(quantum), recording \(attempt): through game and the node \(comparison.lag.map(String.init) ?? "-") samples, "
                       + "direct \(comparison.referenceLag.map(String.init) ?? "-"): added \(comparison.addedDelay.map(String.init) ?? "-")"
+                      + (exact ? ", the node's path exact" : ", the node's path differs")
                       + (comparison.referenceError <= 1e-4 ? "" : String(format: " (glitched: the direct path is off by %.2f)", comparison.referenceError))
-                      + (xruns > 0 ? " (glitched: the graph missed \(xruns) cycle(s))" : ""))
-                if comparison.referenceError <= 1e-4 && xruns <= 0 { clean = (comparison, read) }
+                      + (xruns > 0 ? " (the graph missed \(xruns) cycle(s))" : ""))
+                if comparison.referenceError <= 1e-4 && (exact || xruns <= 0) { judged = (comparison, read) }
             }
-            guard let (comparison, read) = clean else {
+            guard let (comparison, read) = judged else {
                 #expect(quantum == 64, "quantum \(quantum): every recording glitched")
                 print("quantum \(quantum): not judged: the graph missed cycles in every recording (the players on this machine)")
                 continue
@@ -806,10 +821,19 @@ struct VirtualDeviceTests {
             Issue.record("\(what): recorded \(recorded.count) channels, expected \(expected.count)", sourceLocation: sourceLocation)
             return
         }
-        guard let lag = CrossCorrelation.lag(recorded: recorded, expected: expected.map { Array($0.prefix(TestSignal.leadIn + 9600)) }) else {
+        guard let (error, lag) = sampleError(recorded, expected) else {
             Issue.record("\(what): nothing to compare (no signal expected)", sourceLocation: sourceLocation)
             return
         }
+        #expect(error <= tolerance, "\(what): max error \(error) at lag \(lag); recorded \(recorded.first?.count ?? 0) frames",
+                sourceLocation: sourceLocation)
+    }
+
+    /// The largest |recorded - expected| over the steady window, at the lag the recording's
+    /// onset gives; nil if the channels do not pair up or nothing is expected.
+    private func sampleError(_ recorded: [[Float]], _ expected: [[Float]]) -> (error: Float, lag: Int)? {
+        guard recorded.count == expected.count,
+              let lag = CrossCorrelation.lag(recorded: recorded, expected: expected.map { Array($0.prefix(TestSignal.leadIn + 9600)) }) else { return nil }
         var error: Float = 0
         for c in expected.indices {
             for n in (TestSignal.leadIn + 2400)..<(expected[c].count - 4800) {
@@ -817,8 +841,7 @@ struct VirtualDeviceTests {
                 error = max(error, abs(r - expected[c][n]))
             }
         }
-        #expect(error <= tolerance, "\(what): max error \(error) at lag \(lag); recorded \(recorded.first?.count ?? 0) frames",
-                sourceLocation: sourceLocation)
+        return (error, lag)
     }
 
     /// Plays `signal` with the player `command(wav, name)` makes (which reaches a device through
