@@ -23,18 +23,42 @@ import Glibc
 ///   AES67, L16/L24 names taken too).
 /// - `latency=MS` (receive): what the receiver holds back against jitter
 ///   (`sess.latency.msec`; 100 ms when not given, as PipeWire's default).
-/// - `protocol=rtp`: the only one now; VBAN and AES67 are to come (issue 32).
+/// - `protocol=rtp` (the default) or `protocol=vban` (VB-Audio's VBAN, as Voicemeeter sends
+///   and receives it: PipeWire's `module-vban-send`/`-recv`, PipeWire 0.3.76 and later). A VBAN
+///   stream's `session` is its stream name (at most 15 characters); a VBAN receiver takes its
+///   stream by that name (`session=`, required) on the port of `from=` (0.0.0.0:6980 when not
+///   given). AES67 is to come (issue 32).
 public struct NetworkStream: Equatable, Sendable {
     public enum Wire: String, Sendable, CaseIterable {
-        case rtp
+        case rtp, vban
+
+        /// The samples on the wire, as PipeWire's modules name them: RTP's network order, VBAN's
+        /// little-endian (its data types: 8-bit, 16, 24 and 32-bit integers, 32 and 64-bit floats).
+        public var formats: [String] {
+            switch self {
+            case .rtp: ["S16BE", "S24BE", "U8", "ALAW", "ULAW"]
+            case .vban: ["S16LE", "S24LE", "S32LE", "F32LE", "F64LE", "U8"]
+            }
+        }
+
+        /// What a stream sends when `format=` is not given: each module's own default.
+        public var defaultFormat: String { formats[0] }
+
+        /// The longest stream name: SAP's `s=` line for RTP; VBAN's header holds 16 bytes, and
+        /// PipeWire 1.4.2's sender copies the name into it with its terminator.
+        public var sessionLimit: Int { self == .vban ? 15 : 63 }
+
+        var name: String { self == .vban ? "VBAN" : "RTP" }
     }
 
-    /// The samples on the wire, as PipeWire's RTP modules name them.
-    public static let formats = ["S16BE", "S24BE", "U8", "ALAW", "ULAW"]
-    /// RTP's other names for them (RFC 3551: L16, L24).
+    /// The samples on the wire, every protocol's (`Wire.formats`).
+    public static let formats = Wire.allCases.flatMap(\.formats).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+    /// RTP's other names for its formats (RFC 3551: L16, L24).
     static let formatAliases = ["L16": "S16BE", "L24": "S24BE"]
-    /// The longest session name (SAP's `s=` line; VBAN's stream name will want 15).
+    /// The longest session name of any protocol (`Wire.sessionLimit`).
     public static let sessionLimit = 63
+    /// VBAN's port, when a receiver's `from=` does not give one.
+    public static let vbanPort = 6980
     /// The receiver's latency, in milliseconds.
     public static let latencyRange = 1...5000
 
@@ -44,14 +68,27 @@ public struct NetworkStream: Equatable, Sendable {
     public var address: String?
     public var port: Int?
     public var session: String?
-    public var format: String
+    /// The format given (`format=`); nil: the protocol's default.
+    private var formatGiven: String?
     /// Receive only: `sess.latency.msec`.
     public var latencyMilliseconds: Int?
 
-    public init(wire: Wire = .rtp, address: String? = nil, port: Int? = nil, session: String? = nil, format: String = "S16BE",
+    /// The samples on the wire: the one given, else the protocol's default.
+    public var format: String {
+        get { formatGiven ?? wire.defaultFormat }
+        set { formatGiven = newValue }
+    }
+
+    public init(wire: Wire = .rtp, address: String? = nil, port: Int? = nil, session: String? = nil, format: String? = nil,
                 latencyMilliseconds: Int? = nil) {
-        (self.wire, self.address, self.port, self.session, self.format, self.latencyMilliseconds)
+        (self.wire, self.address, self.port, self.session, self.formatGiven, self.latencyMilliseconds)
             = (wire, address, port, session, format, latencyMilliseconds)
+    }
+
+    /// Equal when they send or receive the same: a default format and the same one given are one.
+    public static func == (a: NetworkStream, b: NetworkStream) -> Bool {
+        a.wire == b.wire && a.address == b.address && a.port == b.port && a.session == b.session && a.format == b.format
+            && a.latencyMilliseconds == b.latencyMilliseconds
     }
 
     /// The options this file reads, for the errors that list them.
@@ -76,7 +113,7 @@ public struct NetworkStream: Equatable, Sendable {
         case "format":
             let upper = value.uppercased()
             guard let format = formats.contains(upper) ? upper : formatAliases[upper] else {
-                throw .invalidValue(key: key, reason: "format '\(value.prefix(40))' is not one RTP carries (\(formats.joinedBytes(separator: ", ")))")
+                throw .invalidValue(key: key, reason: "format '\(value.prefix(40))' is not one RTP or VBAN carries (RTP: \(Wire.rtp.formats.joinedBytes(separator: ", ")); VBAN: \(Wire.vban.formats.joinedBytes(separator: ", ")))")
             }
             stream.format = format
         case "latency":
@@ -88,7 +125,7 @@ public struct NetworkStream: Equatable, Sendable {
             stream.latencyMilliseconds = ms
         case "protocol":
             guard let wire = Wire(rawValue: value.lowercased()) else {
-                throw .invalidValue(key: key, reason: "protocol '\(value.prefix(40))' is not one Crosspoint sends (rtp; VBAN and AES67 are not built yet)")
+                throw .invalidValue(key: key, reason: "protocol '\(value.prefix(40))' is not one Crosspoint sends (rtp or vban; AES67 is not built yet)")
             }
             stream.wire = wire
         default:
@@ -159,11 +196,25 @@ public struct NetworkStream: Equatable, Sendable {
     /// What a line must say beyond its options: a sender where to send, a receiver where or what
     /// to receive.
     func check(sending: Bool, name: String) throws(CrosspointError) {
+        let key = VirtualDevice.key
         if sending, address == nil {
-            throw .invalidValue(key: VirtualDevice.key, reason: "sender '\(name)' says not where to send: give to=ADDRESS:PORT")
+            throw .invalidValue(key: key, reason: "sender '\(name)' says not where to send: give to=ADDRESS:PORT")
         }
         if !sending, address == nil, session == nil {
-            throw .invalidValue(key: VirtualDevice.key, reason: "receiver '\(name)' says not what to receive: give from=ADDRESS:PORT or session=NAME")
+            throw .invalidValue(key: key, reason: "receiver '\(name)' says not what to receive: give from=ADDRESS:PORT or session=NAME")
+        }
+        guard wire.formats.contains(format) else {
+            throw .invalidValue(key: key, reason: "format \(format) is not one \(wire.name) carries (\(wire.formats.joinedBytes(separator: ", ")))")
+        }
+        if wire == .vban {
+            // A sender's stream name is its session, else the device's name.
+            let stream = session ?? (sending ? name : "")
+            guard stream.utf8.count <= wire.sessionLimit else {
+                throw .invalidValue(key: key, reason: "'\(stream.prefix(80))' is too long for a VBAN stream name (at most \(wire.sessionLimit) characters): give session=NAME")
+            }
+            if !sending, session == nil {
+                throw .invalidValue(key: key, reason: "VBAN receiver '\(name)' takes its stream by name: give session=NAME (the sender's stream name; Voicemeeter's first is Stream1)")
+            }
         }
     }
 }

@@ -28,11 +28,15 @@ protocol DeviceKind {
     /// address: the network down): the host says so and asks again every few seconds, also
     /// while the device is made.
     func problem(for device: VirtualDevice) -> String?
+    /// What a person should know of `device` once it is made (a risk of the running PipeWire's
+    /// module it is made of): logged once, as a warning.
+    func caution(for device: VirtualDevice) -> String?
 }
 
 extension DeviceKind {
     func refusal(for device: VirtualDevice) -> String? { nil }
     func problem(for device: VirtualDevice) -> String? { nil }
+    func caution(for device: VirtualDevice) -> String? { nil }
 }
 
 /// How a device is made: an object a factory creates on the node's connection (a null sink),
@@ -41,8 +45,15 @@ extension DeviceKind {
 enum DeviceRequest: Equatable {
     /// `pw_core_create_object(factory, type, version, properties)`.
     case object(factory: String, type: String, version: UInt32, properties: [Property])
-    /// `pw_context_load_module(name, arguments)`: `arguments` in SPA-JSON.
-    case module(name: String, arguments: String)
+    /// `pw_context_load_module(name, arguments)`: `arguments` in SPA-JSON; with a companion
+    /// loaded after it and unloaded with it (a 1.x sender's announcer, `module-rtp-sap`), whose
+    /// failure leaves the device as it is (said in the log).
+    case module(name: String, arguments: String, companion: Companion? = nil)
+
+    struct Companion: Equatable {
+        let name: String
+        let arguments: String
+    }
 
     struct Property: Equatable {
         let key: String

@@ -14,13 +14,19 @@ import CrosspointPipeWire
 ///   default source), not linked by the session manager (`node.autoconnect = false`): the node
 ///   links its outputs into the sink's ports (`playback_FL` on 0.3.65, `send_FL` on 1.x). Applications may choose it too, as
 ///   a sink; its session priority is the virtual devices' (never the default by itself).
+///   0.3.65's sender announces its stream by SAP itself; 1.x's does not, and the node loads
+///   `module-rtp-sap` beside it (a companion of the device) whose rule announces that node alone.
 /// - A receiver is `module-rtp-source`, an `Audio/Source` whose ports (`capture_FL` on 0.3.65,
 ///   `receive_FL` on 1.x) the node links into its inputs. PipeWire 1.x's takes an address and port (`source.ip`,
 ///   `source.port`; `0.0.0.0` for unicast, a group to join for multicast) and drops a sender
 ///   that restarts with a new SSRC unless told not to (`sess.ignore-ssrc`, set). PipeWire 0.3.65's
 ///   takes no address: it listens to the SAP announcements that 0.3.65's sender makes and makes
 ///   a stream of each session; the receiver takes the one of its `session` (a `create-stream`
-///   rule naming it), and waits for it to be announced.
+///   rule naming it), and waits for it to be announced. On 1.x a receiver by `session` alone is
+///   `module-rtp-sap` with such a rule: it makes the `module-rtp-source` of that session.
+/// - VBAN (`protocol=vban`, PipeWire 0.3.76 and later): `module-vban-send` sends the stream
+///   under its name to an address; `module-vban-recv` listens on a port and makes a stream of
+///   each name it hears, this device the one its rule names.
 ///
 /// The arguments differ by the running PipeWire's version (`pw_get_library_version`): the one
 /// the node runs in, daemon or client.
@@ -30,12 +36,22 @@ struct NetworkDevice: DeviceKind {
     /// `playback_FL`, `capture_FL`).
     let pipeWireOne: Bool
 
-    init(pipeWireOne: Bool = RunningPipeWire.atLeast(1, 0)) {
+    /// True where PipeWire has VBAN's modules (0.3.76 and later).
+    let hasVBAN: Bool
+
+    init(pipeWireOne: Bool = RunningPipeWire.atLeast(1, 0), hasVBAN: Bool = RunningPipeWire.atLeast(0, 3, 76)) {
         self.pipeWireOne = pipeWireOne
+        self.hasVBAN = hasVBAN
     }
 
     static let senderModule = "libpipewire-module-rtp-sink"
     static let receiverModule = "libpipewire-module-rtp-source"
+    static let announcerModule = "libpipewire-module-rtp-sap"
+    static let vbanSenderModule = "libpipewire-module-vban-send"
+    static let vbanReceiverModule = "libpipewire-module-vban-recv"
+    /// VBAN's rate: VB-Audio's usual one, and the graph's (PipeWire's VBAN sender would send
+    /// 44,100 Hz, resampled, unless told).
+    static let vbanRate = 48000
 
     func makes(_ device: VirtualDevice) -> Bool { device.kind.isNetwork }
 
@@ -51,6 +67,10 @@ struct NetworkDevice: DeviceKind {
             (PW_KEY_PRIORITY_SESSION, .word(NullSinkDevice.sessionPriority)),
             (CrosspointProperty.deviceOf, .text(node)),
         ]
+        if stream.wire == .vban { return vbanRequest(for: device, stream: stream, streamProps: streamProps) }
+        if pipeWireOne, !sending, stream.address == nil, let session = stream.session {
+            return announcedReceiver(for: device, session: session, stream: stream, streamProps: streamProps)
+        }
         var arguments: [(String, SPA)] = [
             ("audio.format", .word(stream.format)),
             ("audio.channels", .word("\(device.positions.count)")),
@@ -80,8 +100,67 @@ struct NetworkDevice: DeviceKind {
                 arguments.append(("stream.rules", .list([rule])))
             }
         }
+        // 1.x: the channels' names announced (`i=2 channels: FL, FR`), for receivers that name
+        // their ports after them.
+        let named = sending && pipeWireOne ? [("node.channel-names", SPA.text(device.positions.joinedBytes(separator: ", ")))] : []
+        arguments.append(("stream.props", .object(streamProps + named)))
+        guard sending, pipeWireOne else {
+            return .module(name: sending ? Self.senderModule : Self.receiverModule, arguments: SPA.object(arguments).text)
+        }
+        // 1.x's sender announces nothing by itself: `module-rtp-sap` beside it announces its
+        // node (and nothing else: its rule names this node alone, and makes no receivers).
+        let match: SPA = .object([(PW_KEY_NODE_NAME, .text(device.name)), (CrosspointProperty.deviceOf, .text(node))])
+        let rule: SPA = .object([("matches", .list([match])), ("actions", .object([("announce-stream", .object([]))]))])
+        let announcer = DeviceRequest.Companion(name: Self.announcerModule, arguments: SPA.object([("stream.rules", .list([rule]))]).text)
+        return .module(name: Self.senderModule, arguments: SPA.object(arguments).text, companion: announcer)
+    }
+
+    /// PipeWire 1.x's receiver of a stream by the name its sender announces: `module-rtp-sap`
+    /// listening to the announcements, its rule making a receiver (`module-rtp-source`, with the
+    /// announced address, port, format and channels) of the session of that name only, as this
+    /// device (the rule's properties: its name, class, latency). The stream comes and goes with
+    /// its announcements (a sender's deletion, 90 s of silence).
+    private func announcedReceiver(for device: VirtualDevice, session: String, stream: NetworkStream,
+                                   streamProps: [(String, SPA)]) -> DeviceRequest {
+        let match: SPA = .object([("rtp.session", .text(session))])
+        // The ports named after this device's positions whatever the announcement says (a
+        // receiver names them after its `i=` channel names: AUX1, AUX2 from a sender that gives
+        // none, 01, 08 from AES67 gear), so that the node links them by name.
+        let made = streamProps + [("sess.latency.msec", .word("\(stream.latencyMilliseconds ?? 100)")),
+                                  ("audio.position", .list(device.positions.map { .word($0) })),
+                                  ("node.channel-names", .text(device.positions.joinedBytes(separator: ", ")))]
+        let rule: SPA = .object([("matches", .list([match])), ("actions", .object([("create-stream", .object(made))]))])
+        return .module(name: Self.announcerModule, arguments: SPA.object([("stream.rules", .list([rule]))]).text)
+    }
+
+    /// VBAN (`module-vban-send`, `module-vban-recv`): a sender sends its stream name
+    /// (`sess.name`) in every packet; the receiver listens on an address and port and makes a
+    /// stream of each name it hears, in the format the packets say: this device's is the one
+    /// its rule names (`create-stream`, as 0.3.65's RTP receiver takes a session).
+    private func vbanRequest(for device: VirtualDevice, stream: NetworkStream, streamProps: [(String, SPA)]) -> DeviceRequest {
+        var arguments: [(String, SPA)] = [("audio.position", .list(device.positions.map { .word($0) }))]
+        if device.kind == .send {
+            arguments += [
+                ("audio.format", .word(stream.format)),
+                ("audio.channels", .word("\(device.positions.count)")),
+                ("audio.rate", .word("\(Self.vbanRate)")),
+                ("destination.ip", .text(stream.address ?? "")),
+                ("destination.port", .word("\(stream.port ?? NetworkStream.vbanPort)")),
+                ("sess.name", .text(stream.session ?? device.name)),
+            ]
+        } else {
+            let match: SPA = .object([("sess.name", .text(stream.session ?? device.name))])
+            let rule: SPA = .object([("matches", .list([match])),
+                                     ("actions", .object([("create-stream", .object([(PW_KEY_NODE_NAME, .text(device.name))]))]))])
+            arguments += [
+                ("source.ip", .text(stream.address ?? "0.0.0.0")),
+                ("source.port", .word("\(stream.port ?? NetworkStream.vbanPort)")),
+                ("sess.latency.msec", .word("\(stream.latencyMilliseconds ?? 100)")),
+                ("stream.rules", .list([rule])),
+            ]
+        }
         arguments.append(("stream.props", .object(streamProps)))
-        return .module(name: sending ? Self.senderModule : Self.receiverModule, arguments: SPA.object(arguments).text)
+        return .module(name: device.kind == .send ? Self.vbanSenderModule : Self.vbanReceiverModule, arguments: SPA.object(arguments).text)
     }
 
     func links(of device: VirtualDevice) -> [DeviceLink] {
@@ -95,14 +174,23 @@ struct NetworkDevice: DeviceKind {
     func defaultKey(for device: VirtualDevice) -> String? { nil }
 
     func refusal(for device: VirtualDevice) -> String? {
-        guard device.kind == .receive, let stream = device.network else { return nil }
-        if pipeWireOne, stream.address == nil {
-            return "this PipeWire's RTP receiver takes an address: give from=ADDRESS:PORT (finding streams by name is to come)"
+        guard let stream = device.network else { return nil }
+        if stream.wire == .vban {
+            return hasVBAN ? nil : "VBAN needs PipeWire 0.3.76 or later (module-vban-send, module-vban-recv), and this is \(String(cBytes: pw_get_library_version()))"
         }
+        guard device.kind == .receive else { return nil }
         if !pipeWireOne, stream.session == nil {
             return "PipeWire \(String(cBytes: pw_get_library_version()))'s RTP receiver takes no address, only a stream its sender announces: give session=NAME"
         }
         return nil
+    }
+
+    /// PipeWire 0.3.65's RTP receiver reads the SAP announcements of the local link, and a
+    /// malformed one ends it and the daemon (measured: a segfault in `module-rtp-source`,
+    /// `NetworkStreamTests`; 1.x's `module-rtp-sap` reads them safely).
+    func caution(for device: VirtualDevice) -> String? {
+        guard device.kind == .receive, device.network?.wire == .rtp, !pipeWireOne else { return nil }
+        return "PipeWire \(String(cBytes: pw_get_library_version()))'s RTP receiver ends the daemon on a malformed SAP announcement from the network (a bug of 0.3.65, not in 1.x): receive only on a network you trust"
     }
 
     /// A sender's route to its address, asked of the system as the RTP sender's own socket

@@ -55,11 +55,18 @@ final class VirtualDeviceHost: NodePart {
     private struct Managed {
         var device: VirtualDevice
         var proxy: OpaquePointer?
-        /// The module that makes it (a network device).
+        /// The module that makes it (a network device), and the one loaded beside it.
         var module: LoadedModule?
+        var companion: LoadedModule?
         var status: Status
         /// `default` was asked for and is not done yet.
         var defaultPending: Bool
+
+        /// Unloads its modules (the objects stay in `self` until it is replaced).
+        func unloadModules() {
+            module?.unload()
+            companion?.unload()
+        }
     }
 
     private let node: FilterNode
@@ -68,6 +75,8 @@ final class VirtualDeviceHost: NodePart {
     /// The kinds of device this host makes, asked in order (`DeviceKind.makes`).
     private let kinds: [any DeviceKind]
     private var managed: [String: Managed] = [:]
+    /// The devices whose caution (`DeviceKind.caution`) was logged.
+    private var cautioned: Set<String> = []
     /// The last problem logged for each device that is retried: logged once, not every retry.
     private var lastProblem: [String: String] = [:]
     /// Node ids of the devices this host made, by the registry's announcements.
@@ -111,7 +120,7 @@ final class VirtualDeviceHost: NodePart {
             // A module lives in the context, not the connection: unloaded either way.
             for entry in managed.values {
                 if let proxy = entry.proxy { pw_proxy_destroy(proxy) }
-                entry.module?.unload()
+                entry.unloadModules()
             }
             managed = [:]
         } else {
@@ -195,13 +204,20 @@ final class VirtualDeviceHost: NodePart {
                 managed[device.name] = entry
                 return
             }
-        case let .module(name, arguments):
+        case let .module(name, arguments, companion):
             let deviceName = device.name
             do {
                 entry.module = try LoadedModule(context: pw_core_get_context(core), name: name, arguments: arguments) { [unowned self] in
                     self.moduleEnded(deviceName)
                 }
                 entry.status = .waiting(device.kind == .receive ? "its stream" : "its node")
+                if let companion {
+                    do {
+                        entry.companion = try LoadedModule(context: pw_core_get_context(core), name: companion.name, arguments: companion.arguments) {}
+                    } catch {
+                        warnOnce(device.name, "\(companion.name) did not load (\(error)): made without it")
+                    }
+                }
             } catch {
                 // 0.3.65's sender opens its socket as it loads: no route (the network down, an
                 // address not reachable) is a module that does not load. Tried again.
@@ -213,6 +229,9 @@ final class VirtualDeviceHost: NodePart {
             }
         }
         Log.info("\(nodeName): makes \(device.kind.rawValue) '\(device.name)' (\(device.positions.joinedBytes(separator: ",")) -> \(device.channels.joinedBytes(separator: ",")))")
+        if let caution = kind.caution(for: device), cautioned.insert(device.name).inserted {
+            Log.warn("\(nodeName): device '\(device.name)': \(caution)")
+        }
         managed[device.name] = entry
     }
 
@@ -220,6 +239,8 @@ final class VirtualDeviceHost: NodePart {
     private func moduleEnded(_ name: String) {
         guard managed[name]?.module != nil else { return }
         managed[name]?.module = nil
+        managed[name]?.companion?.unload()
+        managed[name]?.companion = nil
         managed[name]?.status = .retrying("its module ended by itself")
         warnOnce(name, "its module ended by itself; made again in \(Self.retrySeconds) s")
         armRetry()
@@ -249,8 +270,9 @@ final class VirtualDeviceHost: NodePart {
         }
         for (name, entry) in managed {
             guard entry.status.isRetrying else { continue }
-            entry.module?.unload()
+            entry.unloadModules()
             managed[name]?.module = nil
+            managed[name]?.companion = nil
             create(entry.device)
         }
         if managed.values.contains(where: { $0.module != nil || $0.status.isRetrying }) { armRetry() }
@@ -268,7 +290,7 @@ final class VirtualDeviceHost: NodePart {
         // is gone: a NULL dereference that ended the session manager (ARCHITECTURE.md, "Idle
         // devices sleep").
         if let proxy = entry.proxy { pw_proxy_destroy(proxy) }
-        entry.module?.unload()
+        entry.unloadModules()
         Log.info("\(nodeName): removes device '\(name)'")
     }
 
@@ -304,7 +326,7 @@ final class VirtualDeviceHost: NodePart {
                 // Destroyed by someone else (pw-cli destroy): made again.
                 Log.warn("\(nodeName): device '\(name)' was removed from outside; making it again")
                 if let proxy = entry.proxy { pw_proxy_destroy(proxy) }
-                entry.module?.unload()
+                entry.unloadModules()
                 managed.removeValue(forKey: name)
                 create(entry.device)
             case .nameTaken(id):

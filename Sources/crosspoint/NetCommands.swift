@@ -7,22 +7,28 @@ import CrosspointCore
 struct NetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "net",
-        abstract: "A node's network streams: outputs sent to another machine, a stream received into inputs (PipeWire's RTP).",
+        abstract: "A node's network streams: outputs sent to another machine, a stream received into inputs (PipeWire's RTP and VBAN).",
         discussion: """
         The node loads PipeWire's own RTP sender (module-rtp-sink) or receiver \
-        (module-rtp-source) and links it to its outputs or inputs, as it makes its virtual \
-        devices: gone with the node, kept in its state. What goes on the wire is plain RTP, \
-        received by a stock module-rtp-source and sent by a stock module-rtp-sink. Without \
-        --outputs or --inputs, a stream gets new channels NAME_POSITION.
+        (module-rtp-source), or VBAN's (module-vban-send, module-vban-recv), and links it to \
+        its outputs or inputs, as it makes its virtual devices: gone with the node, kept in its \
+        state. What goes on the wire is plain RTP or VBAN, received by a stock module-rtp-source \
+        and sent by a stock module-rtp-sink (VBAN: Voicemeeter's). Without --outputs or \
+        --inputs, a stream gets new channels NAME_POSITION.
 
-        PipeWire 1.x receives from an address and port (0.0.0.0 for unicast, a group for \
-        multicast). PipeWire 0.3.65 receives only what its sender announces (SAP): give \
-        --session, the name the sender announces (its --session, or its device name).
+        An RTP sender announces its stream by SAP (0.3.65's by itself, 1.x's through the \
+        module-rtp-sap the node loads beside it); a receiver takes a stream by that name \
+        (--session) on both versions, or, on PipeWire 1.x, by address and port (--from: \
+        0.0.0.0 for unicast, a group for multicast). net list --announced lists the streams \
+        announced on the network. VBAN (PipeWire 0.3.76 and later) takes a stream by its name \
+        (--session, at most 15 characters) on VBAN's port 6980.
 
         Examples:
           crosspoint net send desk stream-out --to 239.69.1.10:5004 --outputs stream_FL,stream_FR
-          crosspoint net receive desk guest --from 0.0.0.0:5004 --latency 20
+          crosspoint net list --announced
           crosspoint net receive desk guest --session stream-out
+          crosspoint net receive desk guest --from 0.0.0.0:5004 --latency 20
+          crosspoint net send desk vm --protocol vban --to 192.168.1.20:6980 --session Stream1
           crosspoint net list desk
           crosspoint net remove desk guest
         """,
@@ -30,11 +36,53 @@ struct NetCommand: ParsableCommand {
 }
 
 struct NetListCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "The node's network streams and their state.")
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "The node's network streams and their state; with --announced, the streams announced on the network.",
+        discussion: """
+        --announced listens for SAP announcements on this machine's network (port 9875, groups \
+        224.0.0.56 and 239.255.255.255): PipeWire's senders (0.3.65's by themselves, 1.x's \
+        through module-rtp-sap, Crosspoint's on both), AES67 gear. Each is listed with its name, \
+        which a receiver takes it by (crosspoint net receive NODE NAME --session STREAM), where \
+        it goes, its format and channels, and where it comes from.
+        """)
     @OptionGroup var connection: Connection
     @Argument(help: nodeHelp, completion: nodeCompletion) var node: String?
+    @Flag(help: "List the streams announced on the network (SAP), listening --listen seconds.") var announced = false
+    @Option(help: ArgumentHelp("How long to listen for announcements, in seconds (0.5 to 120; PipeWire announces every 5 s).", valueName: "seconds"))
+    var listen: Double = 6
+
+    func validate() throws {
+        guard listen.isFinite, (0.5...120).contains(listen) else { throw ValidationError("--listen takes 0.5 to 120 seconds, not \(listen)") }
+    }
 
     func run() throws {
+        if announced {
+            if node != nil { try listNode() }
+            try listAnnounced()
+        } else {
+            try listNode()
+        }
+    }
+
+    private func listAnnounced() throws {
+        let heard = try SAPListener(seconds: listen).listen()
+        for group in heard.notJoined { print("note: could not join \(group)") }
+        if heard.streams.isEmpty {
+            print("no streams announced in \(Gain.format(listen)) s" + (heard.refused > 0 ? " (\(heard.refused) packets that were not announcements: \(heard.lastRefusal ?? ""))" : ""))
+            return
+        }
+        print("announced on the network (listened \(Gain.format(listen)) s):")
+        for stream in heard.streams {
+            let sdp = stream.session
+            let destination = (sdp.address ?? "?") + ":" + (sdp.port.map(String.init) ?? "?")
+            let origin = sdp.origin.split(separator: " ").last.map(String.init) ?? stream.source
+            print("  \(sdp.name.printable): \(destination), \(sdp.formatText.printable), from \(origin.printable)"
+                  + (sdp.tool.map { " (\($0.printable))" } ?? ""))
+        }
+        if heard.refused > 0 { print("(\(heard.refused) packets that were not announcements: \(heard.lastRefusal ?? ""))") }
+    }
+
+    private func listNode() throws {
         let session = try connection.connect()
         let target = try session.target(node)
         let mixer = try session.mixer(of: target)
@@ -55,15 +103,18 @@ struct NetListCommand: ParsableCommand {
 
 /// The options a send and a receive share.
 struct NetStreamOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The stream's name (RTP's session name, announced by SAP; a sender's default: the device's name).", valueName: "name"))
+    @Option(help: ArgumentHelp("rtp (the default) or vban (VB-Audio's, as Voicemeeter sends and receives; PipeWire 0.3.76 and later).", valueName: "protocol"))
+    var `protocol`: String?
+    @Option(help: ArgumentHelp("The stream's name (RTP's session name, announced by SAP; VBAN's stream name, at most 15 characters; a sender's default: the device's name).", valueName: "name"))
     var session: String?
-    @Option(help: ArgumentHelp("The samples on the wire: S16BE (L16, the default), S24BE (L24), U8, ALAW, ULAW.", valueName: "format"))
+    @Option(help: ArgumentHelp("The samples on the wire. RTP: S16BE (L16, the default), S24BE (L24), U8, ALAW, ULAW; VBAN: S16LE (the default), S24LE, S32LE, F32LE, F64LE, U8.", valueName: "format"))
     var format: String?
     @Option(help: ArgumentHelp("Its channel positions, e.g. FL,FR (the default) or MONO.", valueName: "positions")) var position: String?
     @Option(help: ArgumentHelp("What the sound settings show (default: the name).", valueName: "text")) var description: String?
 
     func words() -> String {
         var text = ""
+        if let `protocol` { text += " protocol=\(`protocol`)" }
         if let session { text += " session=\(session)" }
         if let format { text += " format=\(format)" }
         if let position { text += " position=\(position)" }
@@ -97,7 +148,7 @@ struct NetReceiveCommand: ParsableCommand {
     @OptionGroup var output: ReportOptions
     @Argument(help: nodeHelp, completion: nodeCompletion) var node: String
     @Argument(help: ArgumentHelp("The stream's device name (node.name).", valueName: "name")) var name: String
-    @Option(help: ArgumentHelp("Where it arrives (PipeWire 1.x): ADDRESS:PORT, 0.0.0.0:PORT for unicast, a group for multicast.", valueName: "address:port"))
+    @Option(help: ArgumentHelp("Where it arrives (RTP on PipeWire 1.x; VBAN: 0.0.0.0:6980 when not given): ADDRESS:PORT, 0.0.0.0:PORT for unicast, a group for multicast.", valueName: "address:port"))
     var from: String?
     @Option(help: ArgumentHelp("What the receiver holds back against jitter, in ms (default 100).", valueName: "ms")) var latency: String?
     @Option(help: ArgumentHelp("The inputs it feeds, one per position, by name or index (default: new NAME_POSITION inputs).", valueName: "channels"))

@@ -77,6 +77,7 @@ LEARN_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "midi-learn.png")
 DEVICES_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "virtual-devices.png")
 LAYOUT_SCREENSHOTS = {name: os.path.join(ROOT, "Tests", "Browser", f"layout-1280-{name}.png") for name in ("desk", "xp-16")}
 PANEL_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "devices-panel.png")
+NETWORK_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "network-stream.png")
 APPS_SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "apps-panel.png")
 
 # What a person cannot read in the output heads, found in the page: a name, a "what it goes to"
@@ -1204,11 +1205,15 @@ class ControlSurface(unittest.TestCase):
         it is made again under the new name; removed (a second click confirms), it goes. A bad name
         is the node's error, said in the panel, and changes nothing; a name the node has is said
         before anything is sent; a name another node has is taken by the node and said in the panel
-        as not made. Screenshot: Tests/Browser/devices-panel.png."""
+        as not made. A stream over the network is added from the same form (its network fields shown
+        for send and receive): a sender to this machine's loopback is made (PipeWire's RTP sender in
+        the graph) and listed with where it goes; a receiver that says not what it takes is refused.
+        Screenshots: Tests/Browser/devices-panel.png, Tests/Browser/network-stream.png."""
         b, sb = self.browser, self.sandbox
         node, inputs, _ = self.open_node("desk")
         from selenium.webdriver.support.ui import Select
         before = None
+        outputs = sb.show("desk")["outputs"]
 
         def graph_node(name):
             for o in sb.dump():
@@ -1291,6 +1296,44 @@ class ControlSurface(unittest.TestCase):
             b.find("dev-remove-xp-game").click()
             wait_until("xp-game removed", lambda: not any(" xp-game " in d for d in devices()), timeout=10)
 
+            # A stream over the network (README: Beyond one machine): the form's network fields,
+            # shown for send and receive; a receiver that says not what it takes is the node's
+            # error; a sender (RTP to a port of this machine's loopback) is the node's line and
+            # PipeWire's RTP sender in the graph, listed with where it goes.
+            Select(b.find("dev-kind")).select_by_value("receive")
+            wait_until("the network fields shown", lambda: b.attr("dev-net", "hidden") is None)
+            add("receive", "nowhere", "Nowhere")
+            wait_until("the receiver refused", lambda: "says not what to receive" in error(), timeout=10)
+            log(f"receiver without address or name: {error()!r}")
+            Select(b.find("dev-kind")).select_by_value("send")
+            for testid, text in (("dev-address", "127.0.0.1:46010"), ("dev-session", "xp-browser"),
+                                 ("dev-name", "lan-out"), ("dev-desc", "To the next room")):
+                field = b.find(testid)
+                field.clear()
+                field.send_keys(text)
+            b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+            try:
+                b.js("document.querySelector('[data-testid=dev-net]').scrollIntoView({block: 'center'});")
+                time.sleep(0.5)
+                b.driver.save_screenshot(NETWORK_SCREENSHOT)
+            finally:
+                b.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            add("send", "lan-out", "To the next room")
+            wait_until("lan-out in the node's devices", lambda: any(d.startswith("send lan-out ") for d in devices()), timeout=10)
+            line = next(d for d in devices() if d.startswith("send lan-out "))
+            self.assertIn("protocol=rtp to=127.0.0.1:46010 session=xp-browser", line)
+            sender = wait_until("its RTP sender in the graph", lambda: graph_node("lan-out"), timeout=15)
+            self.assertEqual(sender.get("media.class"), "Audio/Sink")
+            wait_until("lan-out said ready, with where it goes", lambda: b.find("device-state-lan-out").text.startswith("ready")
+                       and "to 127.0.0.1:46010" in b.find("device-lan-out").text, timeout=15)
+            log(f"lan-out: {b.find('device-lan-out').text!r}")
+            b.find("dev-remove-lan-out").click()
+            b.find("dev-remove-lan-out").click()
+            wait_until("lan-out removed", lambda: not any(d.startswith("send lan-out ") for d in devices()), timeout=10)
+            wait_until("its sender gone from the graph", lambda: graph_node("lan-out") is None, timeout=10)
+            Select(b.find("dev-kind")).select_by_value("sink")
+
             # Renamed (and described again): made again under the new name.
             t1 = time.time()
             b.find("dev-rename-voice").click()
@@ -1337,6 +1380,8 @@ class ControlSurface(unittest.TestCase):
                 sb.set_params(node, [("devices", before)], verify=False)
             if sb.show("desk")["inputs"] != inputs:
                 sb.set_params(node, [("inputs", inputs)], verify=False)
+            if outputs is not None and sb.show("desk")["outputs"] != outputs:
+                sb.set_params(node, [("outputs", outputs)], verify=False)
             if b.attr("devices-panel", "hidden") is None:
                 b.find("devices-toggle").click()
 

@@ -23,6 +23,16 @@ struct NetworkStreamTests {
         let byName = try VirtualDevice(text: "receive lan session=desk-stream")
         #expect(byName.network?.address == nil && byName.network?.session == "desk-stream")
         #expect(try VirtualDevice(text: byName.text) == byName)
+        // VBAN: little-endian samples by default, the stream's name its session; a receiver
+        // takes its stream by name, on VBAN's port when from= is not given.
+        let vban = try VirtualDevice(text: "send mix to=192.168.1.20:6980 protocol=vban session=Stream1")
+        #expect(vban.network == NetworkStream(wire: .vban, address: "192.168.1.20", port: 6980, session: "Stream1"))
+        #expect(vban.network?.format == "S16LE" && vban.text.contains("protocol=vban to=192.168.1.20:6980 session=Stream1 format=S16LE"))
+        #expect(try VirtualDevice(text: vban.text) == vban)
+        let voicemeeter = try VirtualDevice(text: "receive vm protocol=vban session=Stream1 format=F32LE latency=30")
+        #expect(voicemeeter.network?.address == nil && voicemeeter.network?.format == "F32LE")
+        #expect(try VirtualDevice(text: voicemeeter.text) == voicemeeter)
+        #expect(voicemeeter.network?.summary(sending: false) == "vban, session Stream1, F32LE, latency 30 ms")
         // A sink or a source has no network options.
         #expect(try VirtualDevice(text: "sink game").network == nil)
     }
@@ -36,7 +46,13 @@ struct NetworkStreamTests {
         ("send wire from=0.0.0.0:5004", "takes to=, not from="), ("receive lan to=1.2.3.4:5004", "takes from=, not to="),
         ("send wire to=1.2.3.4:5004 latency=20", "the receiver's"), ("receive lan session=a latency=0", "is not 1 to 5000 ms"),
         ("receive lan session=a latency=9999999999999999999999", "is not 1 to 5000 ms"),
-        ("send wire to=1.2.3.4:5004 format=F32LE", "is not one RTP carries"), ("send wire to=1.2.3.4:5004 protocol=vban", "VBAN and AES67 are not built yet"),
+        ("send wire to=1.2.3.4:5004 format=F32LE", "is not one RTP carries"), ("send wire to=1.2.3.4:5004 protocol=aes67", "AES67 is not built yet"),
+        ("send wire to=1.2.3.4:5004 format=F99", "is not one RTP or VBAN carries"),
+        ("send wire to=1.2.3.4:6980 protocol=vban format=S16BE", "is not one VBAN carries"),
+        ("send wire to=1.2.3.4:6980 format=S16LE", "is not one RTP carries"),
+        ("receive v protocol=vban from=0.0.0.0:6980", "takes its stream by name"),
+        ("send a-sixteen-chars-x to=1.2.3.4:6980 protocol=vban", "too long for a VBAN stream name"),
+        ("send v to=1.2.3.4:6980 protocol=vban session=sixteen-chars-xx", "too long for a VBAN stream name"),
         ("send wire to=1.2.3.4:5004 session=a\"b", "is not a session name"), ("send wire to=1.2.3.4:5004 default", "cannot be the default"),
         ("send wire to=1.2.3.4:5004 session=" + String(repeating: "s", count: 64), "is not a session name"),
         ("sink game to=1.2.3.4:5004", "is not an option"),

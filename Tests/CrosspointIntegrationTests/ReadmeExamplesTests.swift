@@ -92,8 +92,9 @@ struct ReadmeExamplesTests {
     /// command-line section, which `theCommandLineSectionRunsAsWritten` runs) runs as written
     /// against the setup whose node it names (conf/, with the stand-in interface), in the
     /// README's order; `setup` lines in an empty home. Left to the tests that run them with
-    /// what they need: lines with a placeholder (NODE), `serve` (the servers' suites) and
-    /// `midi learn` (MIDIControlTests, a control moved while it waits).
+    /// what they need: lines with a placeholder (NODE), `serve` (the servers' suites),
+    /// `midi learn` (MIDIControlTests, a control moved while it waits) and `net list
+    /// --announced` (NetworkStreamTests, a sender on another machine announcing).
     @Test func everyCommandBlockRunsOnTheSetupItNames() throws {
         let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
         var text = readme
@@ -114,7 +115,8 @@ struct ReadmeExamplesTests {
             // The command without its comment (two spaces or more, then #).
             let command = String(line.dropFirst(4)).replacing(/\s{2,}#.*$/, with: "").trimmingCharacters(in: .whitespaces)
             let words = command.split(separator: " ").map(String.init)
-            if words.contains("NODE") || words[1] == "serve" || (words.count > 2 && words[1] == "midi" && words[2] == "learn") {
+            if words.contains("NODE") || words[1] == "serve" || (words.count > 2 && words[1] == "midi" && words[2] == "learn")
+                || words.contains("--announced") {
                 left.append(command)
             } else if words[1] == "setup" {
                 homeless.append(command)

@@ -31,6 +31,9 @@ struct CommandResult {
 final class Sandbox: @unchecked Sendable {
     let directory: String
     let environment: [String: String]
+    /// What the daemon was started under (`nsenter` into a `NetworkLab` machine): a restart
+    /// starts it there again.
+    let prefix: [String]
     private var stopped = false
     /// Shared by the tests of a suite (`Sandbox.shared`): `stop()` leaves it running; the test
     /// process stops it when it exits.
@@ -49,6 +52,7 @@ final class Sandbox: @unchecked Sendable {
         env["CROSSPOINT_DROPINS"] = dropIns.joined(separator: ":")
         env["CROSSPOINT_MODULE_DIR"] = moduleDirectory
         env["CROSSPOINT_PULSE"] = pulse ? "1" : nil
+        self.prefix = prefix
         let result = Sandbox.run(prefix + ["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "start"], environment: env)
         guard result.succeeded else { throw SandboxError("scripts/sandbox start failed:\n\(result.stderr)") }
         directory = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -121,8 +125,11 @@ final class Sandbox: @unchecked Sendable {
 
     /// Restarts pipewire and WirePlumber in the same directory (same config and state).
     func restartDaemon() throws {
+        // On the same machine of its network as before (without the prefix, a NetworkLab
+        // sender restarted in the test's own namespace: its announcements and stream went
+        // nowhere near the receiver).
         let result = Sandbox.run(
-            ["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "restart-daemon", directory],
+            prefix + ["bash", repositoryRoot.appendingPathComponent("scripts/sandbox").path, "restart-daemon", directory],
             environment: ProcessInfo.processInfo.environment)
         guard result.succeeded else { throw SandboxError("restart-daemon failed:\n\(result.stderr)") }
     }

@@ -1291,7 +1291,15 @@ function renderDevices() {
   if (panel.hidden === show) panel.hidden = !show;
   if (!show) return;
   const kind = $('dev-kind').value;
-  $('dev-carries-label').textContent = kind === 'sink' ? 'Inputs it feeds' : 'Outputs it carries';
+  $('dev-carries-label').textContent = feedsInputs(kind) ? 'Inputs it feeds' : 'Outputs it carries';
+  // A stream over the network: where it goes (or arrives), its name, a receiver's latency.
+  const net = kind === 'send' || kind === 'receive', vban = $('dev-protocol').value === 'vban';
+  $('dev-net').hidden = !net;
+  $('dev-address-label').textContent = kind === 'send' ? 'To' : 'From';
+  $('dev-address-note').textContent = kind === 'send' ? 'address:port' : vban ? 'address:port (empty: 0.0.0.0:6980)' : 'address:port (PipeWire 1.x; or a stream name)';
+  $('dev-address').placeholder = vban ? (kind === 'send' ? '192.168.1.20:6980' : '0.0.0.0:6980') : kind === 'send' ? '239.69.1.10:5004' : '0.0.0.0:5004';
+  $('dev-session-note').textContent = vban ? 'VBAN stream name, at most 15 characters' : kind === 'send' ? 'announced; empty: the device\'s name' : 'the name its sender announces';
+  $('dev-latency-label').hidden = kind !== 'receive';
   const stem = ($('dev-name').value.trim() || 'NAME').replace(/[^A-Za-z0-9]/g, '_');
   $('dev-channels').placeholder = 'new: ' + $('dev-position').value.split(',').map((p) => stem + '_' + p).join(', ');
   const status = n['device.status'] || {}, streams = n['device.streams'] || {};
@@ -1398,7 +1406,10 @@ function deviceControls() {
   };
   $('devices-toggle').addEventListener('click', () => toggle(!DV.open));
   $('devices-close').addEventListener('click', () => { toggle(false); $('devices-toggle').focus(); });
-  for (const id of ['dev-kind', 'dev-position', 'dev-name']) $(id).addEventListener('input', () => { DV.key = ''; renderDevices(); });
+  // Selects say `change` (a keyboard or a script choosing an option may not say `input`).
+  for (const id of ['dev-kind', 'dev-position', 'dev-name', 'dev-protocol']) {
+    for (const event of ['input', 'change']) $(id).addEventListener(event, () => { DV.key = ''; renderDevices(); });
+  }
   const form = $('device-add'), err = $('device-error');
   form.addEventListener('input', () => { err.textContent = ''; });
   form.addEventListener('submit', async (ev) => {
@@ -1412,11 +1423,20 @@ function deviceControls() {
     if (problem) { err.textContent = problem; err.scrollIntoView({ block: 'nearest' }); $('dev-name').focus(); return; }
     const count = positions.split(',').length;
     if (channels.length && channels.length !== count) {
-      err.textContent = `Give one ${kind === 'sink' ? 'input' : 'output'} for each of the device's ${count} channels (${positions}), or none for new ones.`;
+      err.textContent = `Give one ${feedsInputs(kind) ? 'input' : 'output'} for each of the device's ${count} channels (${positions}), or none for new ones.`;
       $('dev-channels').focus();
       return;
     }
-    const line = kind + ' ' + name + ' position=' + positions + (channels.length ? ' channels=' + channels.join(',') : '')
+    // A stream's options, as `crosspoint net send|receive` writes them; the node checks them
+    // (an address, a name too long for VBAN, a receiver that says not what it takes) and its
+    // error is said here.
+    let stream = '';
+    if (kind === 'send' || kind === 'receive') {
+      const address = $('dev-address').value.trim(), session = $('dev-session').value.trim(), latency = $('dev-latency').value.trim();
+      stream = ' protocol=' + $('dev-protocol').value + (address ? (kind === 'send' ? ' to=' : ' from=') + address : '')
+        + (session ? ' session=' + session : '') + (kind === 'receive' && latency ? ' latency=' + latency : '');
+    }
+    const line = kind + ' ' + name + ' position=' + positions + (channels.length ? ' channels=' + channels.join(',') : '') + stream
       + (desc ? ' description=' + desc : '');
     err.textContent = '';
     $('dev-add').disabled = true;
@@ -1424,6 +1444,7 @@ function deviceControls() {
       await setDevices(devices.map((d) => d.line).concat([line]));
       notice('Added ' + name);
       $('dev-name').value = ''; $('dev-desc').value = ''; $('dev-channels').value = '';
+      $('dev-address').value = ''; $('dev-session').value = ''; $('dev-latency').value = '';
       DV.key = '';
       renderDevices();
     } catch (e) {
