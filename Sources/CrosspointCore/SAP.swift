@@ -153,7 +153,8 @@ public struct SDPSession: Equatable, Sendable {
         // The media's own payload's map (it may come before or after m=).
         if let payload, let map = rtpmaps.first(where: { $0.payload == payload })?.value {
             let parts = map.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
-            encoding = Self.text(parts[0])
+            let name = Self.text(parts[0])
+            encoding = name.isEmpty ? nil : name
             if parts.count > 1 { rate = Self.number(parts[1], in: 1...768_000) }
             channels = parts.count > 2 ? Self.number(parts[2], in: 1...256) : 1
         }

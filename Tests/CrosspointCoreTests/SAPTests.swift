@@ -91,6 +91,12 @@ struct SAPTests {
         }
     }
 
+    @Test func anRtpmapWithoutAnEncodingIsListedByItsPayload() throws {
+        // Found by the fuzz target: `a=rtpmap:127 /L16/480/...` gave an empty format to list.
+        let heard = try SAPAnnouncement(packet: Self.packet("v=0\ns=x\nm=audio 5004 RTP/AVP 127\na=rtpmap:127 /L16/480/\n"))
+        #expect(heard.session.encoding == nil && heard.session.formatText == "payload 127")
+    }
+
     @Test func hostileValuesAreBounded() throws {
         let names = (0..<400).map { "c\($0)" }.joined(separator: ",")
         let heard = try SAPAnnouncement(packet: Self.packet("v=0\ns=\u{1b}[31mred\u{07}\nm=audio 99999999999 RTP/AVP 96\ni=400 channels: \(names)\na=rtpmap:96 L16\n"))
