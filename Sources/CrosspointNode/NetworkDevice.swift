@@ -94,10 +94,8 @@ struct NetworkDevice: DeviceKind {
             } else {
                 // 0.3.65: the session announced by that name, made this device (the rule's
                 // properties win over the stream's own name, the session's).
-                let match: SPA = .object([("rtp.session", .text(stream.session ?? device.name))])
-                let rule: SPA = .object([("matches", .list([match])),
-                                         ("actions", .object([("create-stream", .object([(PW_KEY_NODE_NAME, .text(device.name))]))]))])
-                arguments.append(("stream.rules", .list([rule])))
+                arguments.append(("stream.rules", Self.rules(matching: [("rtp.session", .text(stream.session ?? device.name))],
+                                                            "create-stream", [(PW_KEY_NODE_NAME, .text(device.name))])))
             }
         }
         // 1.x: the channels' names announced (`i=2 channels: FL, FR`), for receivers that name
@@ -109,9 +107,8 @@ struct NetworkDevice: DeviceKind {
         }
         // 1.x's sender announces nothing by itself: `module-rtp-sap` beside it announces its
         // node (and nothing else: its rule names this node alone, and makes no receivers).
-        let match: SPA = .object([(PW_KEY_NODE_NAME, .text(device.name)), (CrosspointProperty.deviceOf, .text(node))])
-        let rule: SPA = .object([("matches", .list([match])), ("actions", .object([("announce-stream", .object([]))]))])
-        let announcer = DeviceRequest.Companion(name: Self.announcerModule, arguments: SPA.object([("stream.rules", .list([rule]))]).text)
+        let rules = Self.rules(matching: [(PW_KEY_NODE_NAME, .text(device.name)), (CrosspointProperty.deviceOf, .text(node))], "announce-stream", [])
+        let announcer = DeviceRequest.Companion(name: Self.announcerModule, arguments: SPA.object([("stream.rules", rules)]).text)
         return .module(name: Self.senderModule, arguments: SPA.object(arguments).text, companion: announcer)
     }
 
@@ -122,15 +119,14 @@ struct NetworkDevice: DeviceKind {
     /// its announcements (a sender's deletion, 90 s of silence).
     private func announcedReceiver(for device: VirtualDevice, session: String, stream: NetworkStream,
                                    streamProps: [(String, SPA)]) -> DeviceRequest {
-        let match: SPA = .object([("rtp.session", .text(session))])
         // The ports named after this device's positions whatever the announcement says (a
         // receiver names them after its `i=` channel names: AUX1, AUX2 from a sender that gives
         // none, 01, 08 from AES67 gear), so that the node links them by name.
         let made = streamProps + [("sess.latency.msec", .word("\(stream.latencyMilliseconds ?? 100)")),
                                   ("audio.position", .list(device.positions.map { .word($0) })),
                                   ("node.channel-names", .text(device.positions.joinedBytes(separator: ", ")))]
-        let rule: SPA = .object([("matches", .list([match])), ("actions", .object([("create-stream", .object(made))]))])
-        return .module(name: Self.announcerModule, arguments: SPA.object([("stream.rules", .list([rule]))]).text)
+        let rules = Self.rules(matching: [("rtp.session", .text(session))], "create-stream", made)
+        return .module(name: Self.announcerModule, arguments: SPA.object([("stream.rules", rules)]).text)
     }
 
     /// VBAN (`module-vban-send`, `module-vban-recv`): a sender sends its stream name
@@ -149,18 +145,23 @@ struct NetworkDevice: DeviceKind {
                 ("sess.name", .text(stream.session ?? device.name)),
             ]
         } else {
-            let match: SPA = .object([("sess.name", .text(stream.session ?? device.name))])
-            let rule: SPA = .object([("matches", .list([match])),
-                                     ("actions", .object([("create-stream", .object([(PW_KEY_NODE_NAME, .text(device.name))]))]))])
             arguments += [
                 ("source.ip", .text(stream.address ?? "0.0.0.0")),
                 ("source.port", .word("\(stream.port ?? NetworkStream.vbanPort)")),
                 ("sess.latency.msec", .word("\(stream.latencyMilliseconds ?? 100)")),
-                ("stream.rules", .list([rule])),
+                ("stream.rules", Self.rules(matching: [("sess.name", .text(stream.session ?? device.name))],
+                                            "create-stream", [(PW_KEY_NODE_NAME, .text(device.name))])),
             ]
         }
         arguments.append(("stream.props", .object(streamProps)))
         return .module(name: device.kind == .send ? Self.vbanSenderModule : Self.vbanReceiverModule, arguments: SPA.object(arguments).text)
+    }
+
+    /// A module's `stream.rules` of one rule: what it matches (every property given), and
+    /// one action with its properties (`create-stream`: the stream made as this device;
+    /// `announce-stream`: the node announced).
+    static func rules(matching match: [(String, SPA)], _ action: String, _ properties: [(String, SPA)]) -> SPA {
+        .list([.object([("matches", .list([.object(match)])), ("actions", .object([(action, .object(properties))]))])])
     }
 
     func links(of device: VirtualDevice) -> [DeviceLink] {

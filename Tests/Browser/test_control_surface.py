@@ -1239,6 +1239,17 @@ class ControlSurface(unittest.TestCase):
         def error():
             return b.js("return document.querySelector('[data-testid=device-error]').textContent;")
 
+        def screenshot(testid, block, path):
+            """A 1280x900 screenshot with element `testid` scrolled into view (`block`: nearest, center)."""
+            b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                     {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+            try:
+                b.js(f"document.querySelector('[data-testid={testid}]').scrollIntoView({{block: '{block}'}});")
+                time.sleep(0.5)
+                b.driver.save_screenshot(path)
+            finally:
+                b.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
         try:
             if b.attr("devices-panel", "hidden") is not None:
                 b.find("devices-toggle").click()
@@ -1284,14 +1295,7 @@ class ControlSurface(unittest.TestCase):
             log(f"xp-game: {b.find('device-state-xp-game').text!r}")
             add("sink", "bad!name", "Bad")
             wait_until("the node's error again", lambda: "not a device name" in error(), timeout=10)
-            b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                                     {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
-            try:
-                b.js("document.querySelector('[data-testid=device-error]').scrollIntoView({block: 'nearest'});")
-                time.sleep(0.5)
-                b.driver.save_screenshot(PANEL_SCREENSHOT)
-            finally:
-                b.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            screenshot("device-error", "nearest", PANEL_SCREENSHOT)
             b.find("dev-remove-xp-game").click()
             b.find("dev-remove-xp-game").click()
             wait_until("xp-game removed", lambda: not any(" xp-game " in d for d in devices()), timeout=10)
@@ -1311,14 +1315,7 @@ class ControlSurface(unittest.TestCase):
                 field = b.find(testid)
                 field.clear()
                 field.send_keys(text)
-            b.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                                     {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
-            try:
-                b.js("document.querySelector('[data-testid=dev-net]').scrollIntoView({block: 'center'});")
-                time.sleep(0.5)
-                b.driver.save_screenshot(NETWORK_SCREENSHOT)
-            finally:
-                b.driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+            screenshot("dev-net", "center", NETWORK_SCREENSHOT)
             add("send", "lan-out", "To the next room")
             wait_until("lan-out in the node's devices", lambda: any(d.startswith("send lan-out ") for d in devices()), timeout=10)
             line = next(d for d in devices() if d.startswith("send lan-out "))
