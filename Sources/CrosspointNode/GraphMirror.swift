@@ -51,6 +51,15 @@ final class GraphMirror {
     /// The default sink's and source's names, as the session manager publishes them.
     private(set) var defaultSink: String?
     private(set) var defaultSource: String?
+    /// The clients connected (their globals' ids): one coming or going arms `rereadTimer`.
+    private var clients: Set<UInt32> = []
+    /// Binds the `default` metadata anew (`rereadMetadata`), armed by client churn (main loop).
+    private let loop: UnsafeMutablePointer<pw_loop>
+    private var rereadTimer: UnsafeMutablePointer<spa_source>?
+    private var rereadArmed = false
+    /// How long after a client came or went the metadata is read again: past the bind that
+    /// client made (a round trip to the session manager).
+    static let rereadDelayMilliseconds: UInt64 = 250
 
     /// Told of every change (set once, by the owner).
     private var onEvent: ((Event) -> Void)?
@@ -58,11 +67,17 @@ final class GraphMirror {
     init(core: OpaquePointer, onEvent: @escaping (Event) -> Void) {
         self.core = core
         self.onEvent = onEvent
+        loop = pw_context_get_main_loop(pw_core_get_context(core))
+        rereadTimer = cpshim_loop_add_timer(loop, { data, _ in
+            Unmanaged<GraphMirror>.fromOpaque(data!).takeUnretainedValue().rereadMetadata()
+        }, Unmanaged.passUnretained(self).toOpaque())
         registry = Registry(core: core, onAdded: { [unowned self] in self.added($0) },
                             onRemoved: { [unowned self] in self.removed($0) })
     }
 
     func destroy() {
+        if let rereadTimer { cpshim_loop_destroy_source(loop, rereadTimer) }
+        rereadTimer = nil
         for request in requested { pw_proxy_destroy(request.proxy) }
         requested = []
         unbindMetadata()
@@ -143,14 +158,12 @@ final class GraphMirror {
                 pw_proxy_destroy(request.proxy)
             }
         case "PipeWire:Interface:Metadata":
-            guard p[PW_KEY_METADATA_NAME] == DefaultMetadataKey.metadataName, metadata == nil, let registry else { return }
-            metadata = pw_registry_bind(registry.proxy, id, "PipeWire:Interface:Metadata", UInt32(PW_VERSION_METADATA), 0)
-                .map(OpaquePointer.init)
-            metadataID = id
-            if let metadata {
-                cpshim_metadata_add_listener(metadata, metadataHook.pointer, Self.metadataEvents, Unmanaged.passUnretained(self).toOpaque())
-                metadataHook.isLinked = true
-            }
+            guard p[PW_KEY_METADATA_NAME] == DefaultMetadataKey.metadataName, metadata == nil else { return }
+            bindMetadata(id)
+        case "PipeWire:Interface:Client":
+            clients.insert(id)
+            clientsChanged()
+            return
         default:
             return
         }
@@ -158,6 +171,10 @@ final class GraphMirror {
     }
 
     private func removed(_ id: UInt32) {
+        if clients.remove(id) != nil {
+            clientsChanged()
+            return
+        }
         links.removeValue(forKey: id)
         linkedBy.removeValue(forKey: id)
         ports.removeValue(forKey: id)
@@ -166,13 +183,52 @@ final class GraphMirror {
         onEvent?(.removed(id, wasNode: wasNode))
     }
 
-    private func unbindMetadata() {
+    private func bindMetadata(_ id: UInt32) {
+        guard let registry else { return }
+        metadata = pw_registry_bind(registry.proxy, id, "PipeWire:Interface:Metadata", UInt32(PW_VERSION_METADATA), 0)
+            .map(OpaquePointer.init)
+        metadataID = id
+        if let metadata {
+            cpshim_metadata_add_listener(metadata, metadataHook.pointer, Self.metadataEvents, Unmanaged.passUnretained(self).toOpaque())
+            metadataHook.isLinked = true
+        }
+    }
+
+    /// `keepDefaults`: the same metadata bound again, whose properties arrive anew.
+    private func unbindMetadata(keepDefaults: Bool = false) {
         metadataHook.remove()
         if let metadata { pw_proxy_destroy(metadata) }
         metadata = nil
         metadataID = nil
+        guard !keepDefaults else { return }
         defaultSink = nil
         defaultSource = nil
+    }
+
+    // MARK: Reading the metadata again
+
+    // PipeWire's metadata (module-metadata's `metadata_property`, 0.3.65 to 1.5) forwards a
+    // property change to a client already bound only while no other client's bind is waiting
+    // for the session manager's reply: a change made then (a bind takes a round trip to
+    // WirePlumber, longer on a loaded machine) never reaches the clients bound before. Measured
+    // with PipeWire's own `pw-metadata -m` beside `pw-dump` run in a loop and `wpctl
+    // set-default` every 300 ms: the monitor missed one change in thirty, and CI saw a node
+    // never hear the published default for 10 s. A fresh bind is sent every property again, so
+    // the mirror binds the metadata anew a moment after a client came or went (each bind is made
+    // by a client, and a client that binds has connected first): at most one re-read per
+    // `rereadDelayMilliseconds`, a default missed followed that much later.
+
+    private func clientsChanged() {
+        guard metadataID != nil, !rereadArmed, let rereadTimer else { return }
+        rereadArmed = true
+        _ = cpshim_loop_arm_timer(loop, rereadTimer, Self.rereadDelayMilliseconds)
+    }
+
+    private func rereadMetadata() {
+        rereadArmed = false
+        guard let id = metadataID else { return }
+        unbindMetadata(keepDefaults: true)
+        bindMetadata(id)
     }
 
     /// `default.audio.sink` and `default.audio.source`: `{ "name": "..." }` (what the session

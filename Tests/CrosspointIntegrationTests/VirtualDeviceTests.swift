@@ -397,6 +397,72 @@ struct VirtualDeviceTests {
         #expect((try sandbox.props("desk"))["targets"] as? [String] == [])
     }
 
+    /// PipeWire's metadata drops a change for the clients already bound while another client's
+    /// bind waits on the session manager (module-metadata's `metadata_property`, 0.3.65 to 1.5;
+    /// ARCHITECTURE.md, "OutputFollower"): CI saw a node never hear the default published, and
+    /// once never follow `wpctl set-default`. Made to happen here every time: a client bound
+    /// before (Fixtures/metadata-setter.c) sets the default sink while WirePlumber is stopped,
+    /// another client binds the metadata, and WirePlumber goes on: its change reaches the
+    /// server while that bind waits, and the clients bound before never hear it (PipeWire's own
+    /// `pw-metadata -m` does not). The node reads the metadata again after clients come and go:
+    /// its outputs follow all the same.
+    @Test func theOutputsFollowADefaultThatPipeWiresMetadataDidNotTellThem() throws {
+        let sandbox = try makeSandbox(linkOutputs: false)
+        defer { sandbox.stop() }
+        let folder = NSTemporaryDirectory() + "crosspoint-setter-\(UInt32.random(in: 0..<UInt32.max))"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/metadata-setter.c").path
+        let built = sandbox.shell("cc=$(command -v clang || command -v cc) && \"$cc\" -O2 -o '\(folder)/setter' '\(source)' $(pkg-config --cflags --libs libpipewire-0.3)",
+                                  timeout: 120)
+        try #require(built.succeeded, "building the setter: \(built.stderr)")
+        #expect(sandbox.shell("""
+            pw-cli create-node adapter '{ factory.name=support.null-audio-sink node.name=headphones media.class=Audio/Sink \
+              object.linger=true audio.position=[ FL FR ] priority.session=900 session.suspend-timeout-seconds=0 }' >/dev/null
+            pw_wait_ports headphones 2 input
+            """).succeeded)
+        #expect(sandbox.crosspoint("param", "desk", "targets", "default outputs=FL,FR").succeeded)
+        func outputPeers(_ graph: Graph) -> [String] {
+            let ports = graph.ports(of: "desk", direction: "output")
+            return ["out_FL", "out_FR"].map { name in
+                guard let port = ports.first(where: { $0["port.name"] as? String == name }), let id = port["object.id"] as? Int else { return "?" }
+                return graph.linkedPorts(of: id).sorted().joined(separator: "+")
+            }
+        }
+        _ = try sandbox.waitFor("the outputs on the interface") { outputPeers($0) == ["interface:playback_FL", "interface:playback_FR"] }
+        func said(_ path: String, _ word: String) -> Bool { ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains(word) }
+        // A monitor of PipeWire's own, bound before, beside the node.
+        let monitored = folder + "/monitor.txt"
+        let monitor = try sandbox.start(["pw-metadata", "-m", "0", "default.audio.sink"], stdout: monitored)
+        defer { monitor.stop() }
+        try Wait.until("the monitor bound", timeout: 10) { said(monitored, "interface") }
+        let setterOutput = folder + "/setter.txt"
+        let setter = try sandbox.start([folder + "/setter", "default.audio.sink", #"{ "name": "headphones" }"#], stdout: setterOutput)
+        defer { setter.stop() }
+        try Wait.until("the setter bound", timeout: 10) { said(setterOutput, "bound") }
+        let sessionManager = try #require(sandbox.pid(of: "wireplumber"))
+        kill(sessionManager, SIGSTOP)
+        var resumed = false
+        defer { if !resumed { kill(sessionManager, SIGCONT) } }
+        kill(setter.pid, SIGUSR1)
+        try Wait.until("the set sent", timeout: 10) { said(setterOutput, "set") }
+        let binder = try sandbox.start(["pw-metadata", "0"])
+        usleep(300_000)  // its bind waits on the stopped WirePlumber
+        kill(sessionManager, SIGCONT)
+        resumed = true
+        binder.wait(timeout: 10)
+        let started = Date()
+        _ = try sandbox.waitFor("the outputs on the headphones", timeout: 5, describe: { graph in
+            let defaults = sandbox.run(["pw-metadata", "0"]).stdout.split(separator: "\n").filter { $0.contains("audio.sink") }
+            let report = graph.nodes(named: "desk").first.map { Graph.props($0)["crosspoint.targets"] as? String ?? "" } ?? ""
+            return "\(outputPeers(graph)); metadata: \(defaults.joined(separator: " | ")); desk's crosspoint.targets: \(report)"
+        }) { outputPeers($0) == ["headphones:playback_FL", "headphones:playback_FR"] }
+        let monitorHeard = ((try? String(contentsOfFile: monitored, encoding: .utf8)) ?? "").contains("headphones")
+        print("the default set while WirePlumber waited: followed \(Int(Date().timeIntervalSince(started) * 1000)) ms after WirePlumber went on; "
+              + "PipeWire's own pw-metadata -m, bound before, "
+              + (monitorHeard ? "heard it (the change was not lost this time: the node's re-reading was not put to the test)" : "never heard it"))
+    }
+
     @Test func aVirtualDeviceAddsNoDelay() throws {
         // The signal enters the graph once, into a null sink of its own ("tone"), whose monitor
         // feeds both paths in the same cycle: the node's (game, its monitor, the node, the
