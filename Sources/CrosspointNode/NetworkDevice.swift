@@ -9,14 +9,15 @@ import CrosspointPipeWire
 /// the protocol is Crosspoint's: what goes on the wire is what `module-rtp-sink` sends and a
 /// stock `module-rtp-source` receives.
 ///
-/// - A sender is `module-rtp-sink`, its stream made an `Audio/Sink` named after the device
-///   (`stream.props`: without them it is a capture stream that the session manager links to the
-///   default source), not linked by the session manager (`node.autoconnect = false`): the node
-///   links its outputs into the sink's ports (`playback_FL` on 0.3.65, `send_FL` on 1.x). Applications may choose it too, as
-///   a sink; its session priority is the virtual devices' (never the default by itself).
+/// - A sender is `module-rtp-sink`, its stream named after the device, a recording stream
+///   (`Stream/Input/Audio`, pactl's source-outputs, as PulseAudio's `module-rtp-send`), not
+///   linked by the session manager (`node.autoconnect = false`): the node links its outputs into
+///   the stream's ports (`input_FL` on 0.3.65, `send_FL` on 1.x), not passively, so that it
+///   sends whatever feeds the node (silence too: a stream on the wire is continuous).
 ///   0.3.65's sender announces its stream by SAP itself; 1.x's does not, and the node loads
 ///   `module-rtp-sap` beside it (a companion of the device) whose rule announces that node alone.
-/// - A receiver is `module-rtp-source`, an `Audio/Source` whose ports (`capture_FL` on 0.3.65,
+/// - A receiver is `module-rtp-source`, a playback stream (`Stream/Output/Audio`, as PulseAudio's
+///   `module-rtp-recv`) whose ports (`output_FL` on 0.3.65,
 ///   `receive_FL` on 1.x) the node links into its inputs. PipeWire 1.x's takes an address and port (`source.ip`,
 ///   `source.port`; `0.0.0.0` for unicast, a group to join for multicast) and drops a sender
 ///   that restarts with a new SSRC unless told not to (`sess.ignore-ssrc`, set). PipeWire 0.3.65's
@@ -32,8 +33,8 @@ import CrosspointPipeWire
 /// the node runs in, daemon or client.
 struct NetworkDevice: DeviceKind {
     /// True on PipeWire 1.x, whose RTP receiver takes an address (0.3.65's receives only what
-    /// SAP announces) and whose RTP streams name their ports `send_FL`, `receive_FL` (0.3.65's:
-    /// `playback_FL`, `capture_FL`).
+    /// SAP announces) and whose RTP streams name their ports `send_FL`, `receive_FL` (0.3.65's,
+    /// streams: `input_FL`, `output_FL`).
     let pipeWireOne: Bool
 
     /// True where PipeWire has VBAN's modules (0.3.76 and later).
@@ -61,10 +62,17 @@ struct NetworkDevice: DeviceKind {
         let streamProps: [(String, SPA)] = [
             (PW_KEY_NODE_NAME, .text(device.name)),
             (PW_KEY_NODE_DESCRIPTION, .text(device.description)),
-            (PW_KEY_MEDIA_CLASS, .text(sending ? MediaClass.sink : MediaClass.source)),
+            // Streams, not devices (as PulseAudio's RTP modules show: a recording stream that
+            // sends, a playback stream that receives): a network stream runs on its own, and its
+            // links to the node are not passive (PipeWire 1.x makes a link to a node whose class
+            // is a sink or source passive from the node's `node.passive`, whatever the link
+            // asks; 0.3 from `link.passive`, which `GraphMirror` sets only for devices). A
+            // receiver then plays what arrives into a node whose outputs go to the speakers, and
+            // a sender fed by a microphone sends (measured: linked passively on both ends, the
+            // graph of a machine that only received and sent back never ran).
+            (PW_KEY_MEDIA_CLASS, .text(sending ? MediaClass.recordingStream : MediaClass.playbackStream)),
             (PW_KEY_NODE_AUTOCONNECT, .word("false")),
             (PW_KEY_NODE_VIRTUAL, .word("true")),
-            (PW_KEY_PRIORITY_SESSION, .word(NullSinkDevice.sessionPriority)),
             (CrosspointProperty.deviceOf, .text(node)),
         ]
         if stream.wire == .vban { return vbanRequest(for: device, stream: stream, streamProps: streamProps) }
@@ -167,8 +175,8 @@ struct NetworkDevice: DeviceKind {
     func links(of device: VirtualDevice) -> [DeviceLink] {
         zip(device.positions, device.channels).map { position, channel in
             device.kind == .receive
-                ? DeviceLink(output: (pipeWireOne ? "receive_" : "capture_") + position, input: PortName.input(channel), fromDevice: true)
-                : DeviceLink(output: PortName.output(channel), input: (pipeWireOne ? "send_" : "playback_") + position, fromDevice: false)
+                ? DeviceLink(output: (pipeWireOne ? "receive_" : "output_") + position, input: PortName.input(channel), fromDevice: true)
+                : DeviceLink(output: PortName.output(channel), input: (pipeWireOne ? "send_" : "input_") + position, fromDevice: false)
         }
     }
 

@@ -1321,7 +1321,7 @@ class ControlSurface(unittest.TestCase):
             line = next(d for d in devices() if d.startswith("send lan-out "))
             self.assertIn("protocol=rtp to=127.0.0.1:46010 session=xp-browser", line)
             sender = wait_until("its RTP sender in the graph", lambda: graph_node("lan-out"), timeout=15)
-            self.assertEqual(sender.get("media.class"), "Audio/Sink")
+            self.assertEqual(sender.get("media.class"), "Stream/Input/Audio")  # a stream on the wire, as PulseAudio's module-rtp-send
             wait_until("lan-out said ready, with where it goes", lambda: b.find("device-state-lan-out").text.startswith("ready")
                        and "to 127.0.0.1:46010" in b.find("device-lan-out").text, timeout=15)
             log(f"lan-out: {b.find('device-lan-out').text!r}")
