@@ -18,6 +18,7 @@ CROSSPOINT_TEST_PACKAGES=(
     liblo-tools                                      # a real OSC client (oscsend, oscdump): serve --osc
     pipewire-pulse pulseaudio-utils                  # what applications see: pactl, paplay, parecord
     curl iproute2                                    # serve's attackers: HTTP, network namespaces, veth
+    nftables                                         # packets lost between the network tests' machines
 )
 # The benchmark (scripts/bench): its reference, OpenBLAS, found through pkg-config.
 CROSSPOINT_BENCH_PACKAGES=(libopenblas-dev pkg-config)
