@@ -202,36 +202,70 @@ struct NetworkDevice: DeviceKind {
         return "PipeWire \(String(cBytes: pw_get_library_version()))'s RTP receiver ends the daemon on a malformed SAP announcement from the network (a bug of 0.3.65, not in 1.x): receive only on a network you trust"
     }
 
-    /// A sender's route to its address, asked of the system as the RTP sender's own socket
-    /// does (a UDP socket connected to it: nothing is sent): PipeWire 0.3.65's sender does not
-    /// load without one, 1.x's loads and fails when its stream starts, leaving its node as it
-    /// was and never trying again. Asked before it is made and every few seconds while it is.
+    /// What keeps a stream from being made now, asked before it is made and every few seconds
+    /// while it is:
+    /// - a sender: its route to its address, asked of the system as the RTP sender's own socket
+    ///   does (a UDP socket connected to it: nothing is sent): PipeWire 0.3.65's sender does not
+    ///   load without one, 1.x's loads and fails when its stream starts, leaving its node as it
+    ///   was and never trying again;
+    /// - a receiver of an address (PipeWire 1.x, RTP or VBAN): its port, bound as the receiver
+    ///   binds it (`SO_REUSEADDR`, the group or any address): a program that holds the port
+    ///   without sharing it leaves the receiver's stream failing to start, its module ending.
     func problem(for device: VirtualDevice) -> String? {
-        guard device.kind == .send, let stream = device.network, let address = stream.address, let port = stream.port else { return nil }
-        return Self.route(to: address, port: port)
+        guard let stream = device.network, let port = stream.port ?? (stream.wire == .vban ? NetworkStream.vbanPort : nil) else { return nil }
+        switch device.kind {
+        case .send:
+            guard let address = stream.address else { return nil }
+            return Self.route(to: address, port: port)
+        case .receive:
+            guard pipeWireOne || stream.wire == .vban else { return nil }
+            return Self.portTaken(address: stream.address ?? "0.0.0.0", port: port)
+        default:
+            return nil
+        }
     }
 
     /// Why there is no route to `address`, or nil if there is one.
     static func route(to address: String, port: Int) -> String? {
+        withSocket(address: address, port: port) { fd, sa, length in
+            connect(fd, sa, length) == 0 ? nil : "no route to \(address): \(String(cBytes: strerror(errno)))"
+        }
+    }
+
+    /// Why a receiver cannot bind `port` (of a multicast group `address`, else of any address),
+    /// or nil if it can.
+    static func portTaken(address: String, port: Int) -> String? {
+        let multicast = address.hasPrefix("ff") || (Int(address.prefix { $0 != "." }).map { (224...239).contains($0) } ?? false)
+        let any = address.contains(":") ? "::" : "0.0.0.0"
+        return withSocket(address: multicast ? address : any, port: port) { fd, sa, length in
+            var on: Int32 = 1
+            _ = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+            guard bind(fd, sa, length) != 0 else { return nil }
+            return errno == EADDRINUSE ? "port \(port) is held by another program that does not share it"
+                : "port \(port) cannot be bound: \(String(cBytes: strerror(errno)))"
+        }
+    }
+
+    /// `body` given a UDP socket of `address`'s family and `address`:`port` (IPv4, or IPv6
+    /// without brackets); the socket closed after.
+    private static func withSocket(address: String, port: Int,
+                                   _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> String?) -> String? {
         let v6 = address.contains(":")
         let fd = socket(v6 ? AF_INET6 : AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return "no socket: \(String(cBytes: strerror(errno)))" }
         defer { close(fd) }
-        var result: Int32 = -1
         if v6 {
             var sa = sockaddr_in6()
             sa.sin6_family = sa_family_t(AF_INET6)
             sa.sin6_port = in_port_t(UInt16(clamping: port).bigEndian)
             guard address.withCString({ inet_pton(AF_INET6, $0, &sa.sin6_addr) }) == 1 else { return "'\(address)' is not an address" }
-            result = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
-        } else {
-            var sa = sockaddr_in()
-            sa.sin_family = sa_family_t(AF_INET)
-            sa.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
-            guard address.withCString({ inet_pton(AF_INET, $0, &sa.sin_addr) }) == 1 else { return "'\(address)' is not an address" }
-            result = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            return withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) } }
         }
-        return result == 0 ? nil : "no route to \(address): \(String(cBytes: strerror(errno)))"
+        var sa = sockaddr_in()
+        sa.sin_family = sa_family_t(AF_INET)
+        sa.sin_port = in_port_t(UInt16(clamping: port).bigEndian)
+        guard address.withCString({ inet_pton(AF_INET, $0, &sa.sin_addr) }) == 1 else { return "'\(address)' is not an address" }
+        return withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
     }
 
     /// A module's arguments in SPA-JSON, strings quoted and escaped.

@@ -155,6 +155,40 @@ import Testing
         }
     }
 
+    /// A receiver of `setup`'s stream feeding `channels`: by its session on 0.3.65, by group
+    /// and port on 1.x.
+    private func receiveLine(_ name: String, _ setup: Setup, latency: Int, channels: String) -> String {
+        let how = PipeWire.atLeast(1, 0, 0) ? "from = \"\(setup.group):\(setup.port)\"" : "session = \(setup.session)"
+        return "{ type = receive name = \(name) \(how) latency = \(latency) channels = [ \(channels) ] }"
+    }
+
+    /// A drop-in of a node `desk` of the same channels in and out (`positions`), a matrix and
+    /// `devices`, in `setup`'s folder.
+    private func matrixDropIn(_ setup: Setup, _ name: String, positions: String, matrix: String, devices: String) throws -> String {
+        let path = setup.folder + "/\(name).conf"
+        try """
+        context.modules = [
+            {   name = libpipewire-module-crosspoint
+                args = {
+                    node.name = "desk" state.persist = false ramp.ms = 0
+                    input.position = [ \(positions) ] output.position = [ \(positions) ]
+                    matrix = \(matrix)
+                    devices = [ \(devices) ]
+                }
+            }
+        ]
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Waits for each of `devices` (two channels each) to be ready and linked to the node.
+    private func waitLinked(_ sandbox: Sandbox, _ devices: [String]) throws {
+        _ = try sandbox.waitFor(devices.joined(separator: ", ") + ", linked", timeout: 20,
+                                describe: { graph in devices.map { "\(self.deviceState(graph, $0)) (\(graph.links(of: $0).count) links)" }.joined(separator: "; ") }) { graph in
+            devices.allSatisfy { self.deviceState(graph, $0).hasPrefix("\($0): ready") && graph.links(of: $0).count == 2 }
+        }
+    }
+
     /// The state the node says a device is in (`crosspoint.devices`).
     private func deviceState(_ graph: Graph, _ name: String, node: String = "desk") -> String {
         let text = graph.nodes(named: node).first.map { Graph.props($0)["crosspoint.devices"] as? String ?? "" } ?? ""
@@ -377,50 +411,36 @@ import Testing
         expectTone(try playTone(seconds: 2, into: sender, recordFrom: receiver, settle: 600_000), "after the flood")
     }
 
-    /// Delay and loss between two machines, measured there and back (each daemon runs its own
-    /// clock; one recording on the first machine holds the click as played and as it came back,
-    /// so no clock is compared with another). The first machine's node `desk` (4 x 4) sends
-    /// what is played into `game` (inputs FL, FR) to the second's through `wire` (outputs FL,
-    /// FR), and receives it back through `ret` (inputs RL, RR); its source `heard` carries the
-    /// click as played (output RL = input FL) and as it came back (output RR = input RL). The
-    /// second machine's node receives it (`lan`, latency 40 ms) and sends it straight back
-    /// (`back`). Both graphs at quantum 256.
+    /// Delay and loss between two machines, measured there and back (each daemon runs
+    /// its own clock; one recording on the first machine holds the sound as played and as it
+    /// came back, so no clock is compared with another). The first machine's node `desk` (4 x 4)
+    /// sends what is played into `game` (inputs FL, FR) to the second's through `wire` (outputs
+    /// FL, FR), and receives it back through `ret` (inputs RL, RR); its source `heard` carries
+    /// the sound as played (output RL = input FL) and as it came back (output RR = input RL).
+    /// The second machine's node receives it (`lan`, latency 40 ms) and sends it straight back
+    /// (`back`). Both graphs at quantum 256. What is compared with the network's effect is
+    /// judged only where neither graph missed a cycle (MissedCycles; played again up to three
+    /// times), as the virtual devices' delay is.
     ///
-    /// 1. Delay: the click comes back two receivers' latencies later (one hop each way: the
+    /// 1. Loss: none, 1% and 5% of the packets to the second machine dropped on their way in
+    ///    (nftables' random `numgen`, counted), then none again, a tone played meanwhile: the
+    ///    places the returned tone jumps (a lost packet's block, or a resync) are counted beside
+    ///    the packets dropped, the tone plays on (within 3 dB: a lost block is silence or older
+    ///    sound), and with no loss it plays clean, at its level.
+    /// 2. Delay: a click comes back two receivers' latencies later (one hop each way: the
     ///    sender's packet, the receiver's held latency), each hop within 1 ms plus a quantum of
     ///    the latency configured.
-    /// 2. Loss: 1% and 5% of the packets to the second machine dropped on its way in (nftables'
-    ///    random `numgen`, counted; this kernel has no `tc netem`, so no jitter: see the README),
-    ///    a tone played meanwhile: the places the returned tone jumps (a lost packet's block,
-    ///    or a resync) are counted beside the packets dropped, the tone plays on (within 3 dB:
-    ///    a lost block is silence or older sound), and with the loss gone it plays clean again
-    ///    at its level.
+    ///
+    /// Jitter is not measured: this kernel has no `tc netem` (README, "Delay and loss").
     @Test func aClickThereAndBackTakesTwoReceiversLatencies_AndLostPacketsAreCounted() throws {
         let lab = try NetworkLab(machines: 2)
         defer { lab.close() }
         let there = try Setup(), back = try Setup()
         defer { there.remove(); back.remove() }
         let latency = 40, quantum = 256
-        /// A receiver of `setup`'s stream: by its session on 0.3.65, by group and port on 1.x.
-        func receive(_ name: String, _ setup: Setup, channels: String) -> String {
-            let how = PipeWire.atLeast(1, 0, 0) ? "from = \"\(setup.group):\(setup.port)\"" : "session = \(setup.session)"
-            return "{ type = receive name = \(name) \(how) latency = \(latency) channels = [ \(channels) ] }"
-        }
+        func receive(_ name: String, _ setup: Setup, channels: String) -> String { receiveLine(name, setup, latency: latency, channels: channels) }
         func dropIn(_ name: String, positions: String, matrix: String, devices: String) throws -> String {
-            let path = there.folder + "/\(name).conf"
-            try """
-            context.modules = [
-                {   name = libpipewire-module-crosspoint
-                    args = {
-                        node.name = "desk" state.persist = false ramp.ms = 0
-                        input.position = [ \(positions) ] output.position = [ \(positions) ]
-                        matrix = \(matrix)
-                        devices = [ \(devices) ]
-                    }
-                }
-            ]
-            """.write(toFile: path, atomically: true, encoding: .utf8)
-            return path
+            try matrixDropIn(there, name, positions: positions, matrix: matrix, devices: devices)
         }
         let first = try Sandbox(dropIns: [try dropIn("first", positions: "FL FR RL RR",
             matrix: "[ [ 1 0 1 0 ] [ 0 1 0 0 ] [ 0 0 0 1 ] [ 0 0 0 0 ] ]", devices: """
@@ -438,96 +458,233 @@ import Testing
         for sandbox in [first, second] {
             #expect(sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(quantum)"]).succeeded)
         }
-        _ = try second.waitFor("lan and back, linked", timeout: 20, describe: { "lan: \(self.deviceState($0, "lan")); back: \(self.deviceState($0, "back"))" }) { graph in
-            self.deviceState(graph, "lan").hasPrefix("lan: ready") && graph.links(of: "lan").count == 2
-                && self.deviceState(graph, "back").hasPrefix("back: ready") && graph.links(of: "back").count == 2
-        }
-        _ = try first.waitFor("wire and ret, linked", timeout: 20, describe: { "wire: \(self.deviceState($0, "wire")); ret: \(self.deviceState($0, "ret"))" }) { graph in
-            self.deviceState(graph, "wire").hasPrefix("wire: ready") && graph.links(of: "wire").count == 2
-                && self.deviceState(graph, "ret").hasPrefix("ret: ready") && graph.links(of: "ret").count == 2
-        }
-
-        // 1. Clicks (2 ms bursts at 3 kHz, 0.4 s apart) on the left, played and recorded on the
-        // first machine; the peak of each burst as played and as it came back.
-        let rate = 48000, spacing = rate * 2 / 5, count = 8
-        var left = [Float](repeating: 0, count: spacing * (count + 2))
-        for k in 1...count {
-            for n in 0..<96 {
-                let window = 0.5 - 0.5 * cos(2 * Double.pi * Double(n) / 95)
-                left[k * spacing + n] = Float(0.5 * window * sin(2 * Double.pi * 3000 * Double(n) / Double(rate)))
-            }
-        }
-        let clicks = try playAndRecord([left, [Float](repeating: 0, count: left.count)], into: first, recordFrom: first, settle: 600_000)
-        func peak(_ samples: [Float], around index: Int, within: Int) -> Int? {
-            let range = max(0, index)..<min(samples.count, index + within)
-            guard let best = range.max(by: { abs(samples[$0]) < abs(samples[$1]) }), abs(samples[best]) > 0.1 else { return nil }
-            return best
-        }
-        var played: [Int] = [], delays: [Int] = []
-        var n = 0
-        while n < clicks[0].count {
-            if abs(clicks[0][n]) > 0.1, let p = peak(clicks[0], around: n, within: 96) {
-                played.append(p)
-                if let q = peak(clicks[1], around: p + 96, within: rate / 3) { delays.append(q - p) }
-                n = p + spacing / 2
-            } else { n += 1 }
-        }
+        try waitLinked(second, ["lan", "back"])
+        try waitLinked(first, ["wire", "ret"])
+        let rate = 48000
         let expected = 2 * latency * rate / 1000, allowed = 2 * (rate / 1000 + quantum)
-        print("there and back, a receiver's latency \(latency) ms each way, quantum \(quantum): \(played.count) clicks played, "
-              + "\(delays.count) came back, after \(delays.map { String(format: "%.2f", Double($0) * 1000 / Double(rate)) }.joined(separator: ", ")) ms "
-              + "(expected \(2 * latency) ms, within \(String(format: "%.1f", Double(allowed) * 1000 / Double(rate))) ms)")
-        #expect(played.count == count, "\(played.count) of \(count) clicks recorded as played")
-        #expect(delays.count == played.count, "\(delays.count) of \(played.count) clicks came back")
-        for delay in delays {
-            #expect(abs(delay - expected) <= allowed, "a click came back after \(delay) samples, two latencies are \(expected) (allowed \(allowed) either way)")
+        let ms = { (samples: Int) in String(format: "%.2f", Double(samples) * 1000 / Double(rate)) }
+        /// A playing judged only where neither graph missed a cycle (a late player, recorder or
+        /// receiver under load loses or repeats a block that no network did): played again,
+        /// at most three times in all, while one did; the last playing and whether it was clean.
+        func clean<T>(_ what: String, _ play: () throws -> T) throws -> (T, clean: Bool) {
+            for attempt in 1...3 {
+                let counters = try [first, second].map { try MissedCycles($0) }
+                let result = try play()
+                let missed = counters.map { $0.stop() }
+                if missed.allSatisfy({ $0 == 0 }) { return (result, true) }
+                print("\(what): the graphs missed \(missed.map { $0.map(String.init) ?? "?" }.joined(separator: " and ")) cycles (attempt \(attempt) of 3)")
+                if attempt == 3 { return (result, false) }
+            }
+            fatalError("unreachable")
         }
-        if let spread = delays.max().map({ $0 - delays.min()! }) {
-            #expect(spread <= 2 * quantum, "the delay moved by \(spread) samples between clicks")
+        func tone() throws -> [[Float]] {
+            try playAndRecord(TestSignal(channels: 2, seconds: 4).channels, into: first, recordFrom: first, settle: 600_000)
         }
 
-        // 2. Loss on the way in to the second machine, a tone played meanwhile.
+        // 1. Loss on the way in to the second machine, a tone played meanwhile: none (the
+        // receivers settle meanwhile), 1%, 5%, then none again once the receiver had 2 s to
+        // settle (1.4.2's receiver resynced several times in the 4 s right after 5%).
         func lossRule(_ percent: Int) -> CommandResult {
             lab.run(on: 1, """
                 nft delete table inet xploss 2>/dev/null
                 nft add table inet xploss && nft add chain inet xploss in '{ type filter hook input priority 0; }' \\
-                  && nft add rule inet xploss in udp dport \(there.port) numgen random mod 100 '<' \(percent) counter drop
+                  && nft add rule inet xploss in udp dport \(there.port) numgen random mod 100 '<' \(percent) counter drop \\
+                  && nft add chain inet xploss count '{ type filter hook input priority -1; }' && nft add rule inet xploss count udp dport \(there.port) counter
                 """)
         }
-        func dropped() -> Int {
-            let listed = lab.run(on: 1, "nft list chain inet xploss in").stdout
-            guard let range = listed.range(of: "counter packets ") else { return -1 }
-            return Int(listed[range.upperBound...].prefix { $0.isNumber }) ?? -1
-        }
-        func received() -> Int {
-            // The packets to the stream's port that reached the second machine's input hook.
-            let listed = lab.run(on: 1, "nft list chain inet xploss count").stdout
+        /// The packets of chain `chain` (`in`: dropped; `count`: all that reached the machine).
+        func counted(_ chain: String) -> Int {
+            let listed = lab.run(on: 1, "nft list chain inet xploss \(chain)").stdout
             guard let range = listed.range(of: "counter packets ") else { return -1 }
             return Int(listed[range.upperBound...].prefix { $0.isNumber }) ?? -1
         }
         var losses: [String] = []
-        for percent in [1, 5, 0] {
+        for (round, percent) in [0, 1, 5, 0].enumerated() {
+            if round == 0 || round == 3 { usleep(2_000_000) }
             #expect(lossRule(percent).succeeded)
-            #expect(lab.run(on: 1, """
-                nft add chain inet xploss count '{ type filter hook input priority -1; }' && nft add rule inet xploss count udp dport \(there.port) counter
-                """).succeeded)
-            let heard = try playAndRecord(TestSignal(channels: 2, seconds: 4).channels, into: first, recordFrom: first, settle: 600_000)
+            let (heard, judged) = percent == 0 ? try clean("no loss", tone) : (try tone(), true)
             let jumps = Glitches.count(in: heard[1], frequency: 330)
-            let (lost, total) = (dropped(), received())
+            let (lost, total) = (counted("in"), counted("count"))
             let level = Tone.level(of: heard[1])
-            losses.append("\(percent)%: \(lost) of \(total) packets dropped, the returned tone jumped at \(jumps) places, level \(String(format: "%.4f", level))")
+            losses.append("\(percent)%\(round == 3 ? " again" : ""): \(lost) of \(total) packets dropped, the returned tone jumped at \(jumps) places, "
+                          + "level \(String(format: "%.4f", level))" + (judged ? "" : " (not judged: the graphs missed cycles)"))
             #expect(total > 500, "\(total) packets counted to the second machine in 4 s")
             // With loss the tone plays on, lower by what was lost (1.4.2's receiver fills a lost
             // block with silence: 5% loss read -1.7 dB); with none, at its level.
             #expect(abs(20 * log10(max(level, 1e-9) / 0.2)) < (percent == 0 ? 0.5 : 3), "\(percent)% loss: the tone came back at \(level), played at 0.2")
             if percent == 0 {
-                #expect(jumps <= 2, "with no loss the returned tone jumped at \(jumps) places")
+                #expect(!judged || jumps <= 1, "with no loss and no cycle missed the returned tone jumped at \(jumps) places")
             } else {
                 // Measured, not bounded: a lost block is a jump or two, and 1.4.2's receiver
                 // also resyncs after a gap (1%: 11 jumps for 4 packets lost once).
                 #expect(lost > 0 && jumps > 0, "\(percent)% loss: \(lost) packets dropped, \(jumps) jumps heard")
             }
         }
+        #expect(lab.run(on: 1, "nft delete table inet xploss").succeeded)
         print("packets lost on the way in (the returned tone's left channel, 4 s each): " + losses.joined(separator: "; "))
+
+        // 2. Clicks on the left, played and recorded on the first machine; the peak of each
+        // burst as played and as it came back.
+        let count = 8
+        let left = Clicks.signal(count: count)
+        func clicks() throws -> (played: [Int], delays: [Int]) {
+            let heard = try playAndRecord([left, [Float](repeating: 0, count: left.count)], into: first, recordFrom: first, settle: 600_000)
+            let played = Clicks.peaks(in: heard[0])
+            return (played, played.compactMap { p in Clicks.peak(heard[1], from: p + 96, within: rate / 3).map { $0 - p } })
+        }
+        let ((played, delays), judged) = try clean("the clicks", clicks)
+        print("there and back, a receiver's latency \(latency) ms each way, quantum \(quantum): \(played.count) clicks played, "
+              + "\(delays.count) came back, after \(delays.map(ms).joined(separator: ", ")) ms (expected \(2 * latency) ms, within \(ms(allowed)) ms)"
+              + (judged ? "" : "; not judged: the graphs missed cycles in each of three playings"))
+        #expect(played.count == count, "\(played.count) of \(count) clicks recorded as played")
+        #expect(delays.count == played.count, "\(delays.count) of \(played.count) clicks came back")
+        if judged {
+            for delay in delays {
+                #expect(abs(delay - expected) <= allowed, "a click came back after \(delay) samples, two latencies are \(expected) (allowed \(allowed) either way)")
+            }
+            if let spread = delays.max().map({ $0 - delays.min()! }) {
+                #expect(spread <= 2 * quantum, "the delay moved by \(spread) samples between clicks")
+            }
+        }
+    }
+
+    /// Two receivers of one multicast stream on two machines, heard side by side: the first
+    /// machine sends clicks to a group that the second and third machines' nodes receive (each
+    /// at 40 ms) and send straight back, each to a group of its own; the first machine's node
+    /// receives both (at 40 ms each) into one recording, via the second machine on the left and
+    /// via the third on the right. Both graphs at quantum 256, each on its own clock (the
+    /// machines' dummy drivers, not aligned with each other: no PTP here, see the README).
+    ///
+    /// The two paths differ by the two receivers' misalignment plus the first machine's two
+    /// return receivers': the figure printed bounds the sum. Each receiver holds its latency
+    /// against its own graph's cycle, whose phase against the others' is anything up to a
+    /// quantum, so the paths are held to two quanta each way apart.
+    @Test func twoReceiversOfOneMulticastStreamPlayItAlignedWithinTheirGraphsCycles() throws {
+        let lab = try NetworkLab(machines: 3)
+        defer { lab.close() }
+        let there = try Setup()
+        var returns = [try Setup(), try Setup()]
+        while Set([there.port] + returns.map(\.port)).count < 3 {  // three ports on the first machine
+            returns[1].remove()
+            returns[1] = try Setup()
+        }
+        defer { there.remove(); for setup in returns { setup.remove() } }
+        let latency = 40, quantum = 256, rate = 48000
+        let first = try Sandbox(dropIns: [try matrixDropIn(there, "first", positions: "FL FR RL RR SL SR",
+            matrix: "[ [ 1 0 0 0 0 0 ] [ 0 1 0 0 0 0 ] [ 0 0 1 0 0 0 ] [ 0 0 0 0 0 0 ] [ 0 0 0 1 0 0 ] [ 0 0 0 0 0 0 ] ]", devices: """
+            { type = sink name = game channels = [ FL FR ] }
+            { type = send name = wire to = "\(there.group):\(there.port)" session = \(there.session) channels = [ FL FR ] }
+            \(receiveLine("via-b", returns[0], latency: latency, channels: "RL RR"))
+            \(receiveLine("via-c", returns[1], latency: latency, channels: "SL SR"))
+            { type = source name = heard channels = [ RL RR ] }
+            """)], prefix: lab.machines[0].prefix)
+        defer { first.stop() }
+        var others: [Sandbox] = []
+        defer { for sandbox in others { sandbox.stop() } }
+        for (k, back) in returns.enumerated() {
+            others.append(try Sandbox(dropIns: [try matrixDropIn(there, "receiver-\(k)", positions: "FL FR", matrix: "[ [ 1 0 ] [ 0 1 ] ]", devices: """
+                \(receiveLine("lan", there, latency: latency, channels: "FL FR"))
+                { type = send name = back to = "\(back.group):\(back.port)" session = \(back.session) channels = [ FL FR ] }
+                """)], prefix: lab.machines[k + 1].prefix))
+        }
+        for sandbox in [first] + others {
+            #expect(sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "\(quantum)"]).succeeded)
+        }
+        for sandbox in others { try waitLinked(sandbox, ["lan", "back"]) }
+        try waitLinked(first, ["wire", "via-b", "via-c"])
+
+        let left = Clicks.signal(count: 8)
+        let heard = try playAndRecord([left, [Float](repeating: 0, count: left.count)], into: first, recordFrom: first, settle: 600_000)
+        let viaB = Clicks.peaks(in: heard[0]), viaC = Clicks.peaks(in: heard[1])
+        let apart = viaB.compactMap { b in viaC.first { abs($0 - b) < rate / 10 }.map { $0 - b } }
+        let ms = { (samples: Int) in String(format: "%.2f", Double(samples) * 1000 / Double(rate)) }
+        print("two receivers of one stream, via two machines and back (40 ms a hop, quantum \(quantum)): \(viaB.count) and \(viaC.count) clicks, "
+              + "the right after the left by \(apart.map { "\($0)" }.joined(separator: ", ")) samples (\(apart.map(ms).joined(separator: ", ")) ms)")
+        #expect(viaB.count == 8 && viaC.count == 8, "\(viaB.count) and \(viaC.count) of 8 clicks heard via the two machines")
+        #expect(apart.count == min(viaB.count, viaC.count), "only \(apart.count) clicks heard on both paths within 100 ms of each other")
+        for difference in apart {
+            #expect(abs(difference) <= 4 * quantum, "the two paths apart by \(difference) samples (allowed \(4 * quantum))")
+        }
+    }
+
+    /// A receiver whose port another program holds (bound without sharing it) is waited for,
+    /// said in its state and once in the log, while the node mixes on, and made once the port is
+    /// free; a stream of another format and channel count arriving on a receiver's port (a
+    /// plain `module-rtp-sink` sending L24 mono where the node receives L16 stereo) is played
+    /// as whatever it seems to be, as by any RTP receiver, and the node and daemon run on. On
+    /// 0.3.65 a receiver takes no address (only announced sessions, in their own format): one
+    /// given an address is refused, saying so, and the node runs.
+    @Test func aReceiverWhosePortIsHeldWaitsForIt_AndAnotherFormatLeavesTheNodeMixing() throws {
+        let lab = try NetworkLab(machines: 1)
+        defer { lab.close() }
+        let setup = try Setup()
+        defer { setup.remove() }
+        let devices = """
+            { type = sink name = game } { type = source name = heard } { type = receive name = lan from = "0.0.0.0:\(setup.port)" latency = 40 }
+            """
+        guard PipeWire.atLeast(1, 0, 0) else {
+            let sandbox = try Sandbox(dropIns: [try setup.dropIn("held", devices: devices)], prefix: lab.machines[0].prefix)
+            defer { sandbox.stop() }
+            _ = try sandbox.waitFor("the receiver refused, the node's devices made", describe: { self.deviceState($0, "lan") }) { graph in
+                self.deviceState(graph, "lan").hasPrefix("lan: failed (PipeWire 0.3.65's RTP receiver takes no address")
+                    && self.deviceState(graph, "heard").hasPrefix("heard: ready")
+            }
+            return
+        }
+        // The port held before the node is made (its receiver retried every 2 s) and until the
+        // holder ends: bounded, 30 s at most.
+        let holder = setup.folder + "/holder.txt"
+        let holding = try Background(lab.machines[0].prefix + ["python3", "-c", """
+            import signal, socket, sys, time
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            s.bind(("0.0.0.0", \(setup.port)))
+            print("held", flush=True)
+            signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
+            time.sleep(30)
+            """], environment: ProcessInfo.processInfo.environment, stdout: holder)
+        defer { holding.stop() }
+        try Wait.until("the port held", timeout: 10) { ((try? String(contentsOfFile: holder, encoding: .utf8)) ?? "").contains("held") }
+        let sandbox = try Sandbox(dropIns: [try setup.dropIn("held", devices: devices)], prefix: lab.machines[0].prefix)
+        defer { sandbox.stop() }
+        _ = try sandbox.waitFor("the receiver to wait for its port", timeout: 8, describe: { self.deviceState($0, "lan") }) { graph in
+            self.deviceState(graph, "lan").hasPrefix("lan: retrying (port \(setup.port) is held by another program")
+        }
+        let heard = try playTone(seconds: 3, into: sandbox, recordFrom: sandbox, settle: 300_000)
+        let amplitudes = [Tone.amplitude(of: heard[0], at: 330), Tone.amplitude(of: heard[1], at: 520)]
+        #expect(amplitudes.allSatisfy { abs(20 * log10($0 / 0.2)) < 0.1 }, "the node mixed \(amplitudes) while its receiver waited (0.2 played)")
+        print("port held: \(self.deviceState(try Graph(sandbox), "lan"))")
+        let logged = sandbox.daemonLog.split(separator: "\n").filter { $0.contains("device 'lan'") && $0.contains("held by another program") }
+        #expect(logged.count == 1, "logged \(logged.count) times: \(logged.prefix(3))")
+        holding.stop()
+        _ = try sandbox.waitFor("the receiver, its port free", timeout: 8, describe: { self.deviceState($0, "lan") }) { graph in
+            self.deviceState(graph, "lan").hasPrefix("lan: ready") && graph.links(of: "lan").count == 2
+        }
+
+        // Another format: a plain sender of L24 mono to the receiver's port, on the same machine.
+        let odd = try setup.plainDropIn("odd-sender", modules: """
+                {   name = libpipewire-module-rtp-sink
+                    args = {
+                        destination.ip = "\(lab.machines[0].address)" destination.port = \(setup.port) audio.format = S24BE audio.channels = 1 audio.position = [ MONO ]
+                        stream.props = { node.name = odd-tx media.class = Audio/Sink }
+                    }
+                }
+            """)
+        let other = try Sandbox(dropIns: [odd], prefix: lab.machines[0].prefix)
+        defer { other.stop() }
+        _ = try other.waitFor("the odd sender") { $0.nodeID("odd-tx") != nil }
+        let oddWave = Sandbox.audioFolder + "crosspoint-odd-\(setup.session).wav"
+        try Wave.write([TestSignal(channels: 1, seconds: 6).channels[0]], to: oddWave)
+        defer { try? FileManager.default.removeItem(atPath: oddWave) }
+        let noise = try other.start(["pw-play", "--target", "odd-tx", oddWave])
+        defer { noise.stop() }
+        let during = try playTone(seconds: 3, into: sandbox, recordFrom: sandbox, settle: 300_000)
+        let graph = try Graph(sandbox)
+        #expect(graph.nodeID("desk") != nil && self.deviceState(graph, "lan").hasPrefix("lan: ready"), "lan: \(self.deviceState(graph, "lan"))")
+        // The node's own path plays on (the receiver's input, with what it makes of L24 mono,
+        // is mixed in too: the tone is read by frequency, the other channel's left alone).
+        let levels = [Tone.amplitude(of: during[0], at: 330), Tone.amplitude(of: during[1], at: 520)]
+        print("another format arriving: the node's tones at \(levels) (0.2 played)")
+        #expect(levels.allSatisfy { $0 > 0.1 }, "the node's own tones while another format arrived: \(levels)")
     }
 
     /// A sender whose address cannot be reached (no route: the network down) is waited for,
@@ -655,5 +812,43 @@ enum Glitches {
             }
         }
         return places
+    }
+}
+
+
+/// Clicks: 2 ms bursts at 3 kHz, found again by their peaks.
+enum Clicks {
+    /// `count` bursts of 0.5, `spacing` samples apart, after one spacing of silence, and one
+    /// more at the end.
+    static func signal(count: Int, spacing: Int = 48000 * 2 / 5, rate: Double = 48000) -> [Float] {
+        var samples = [Float](repeating: 0, count: spacing * (count + 2))
+        for k in 1...count {
+            for n in 0..<96 {
+                let window = 0.5 - 0.5 * cos(2 * Double.pi * Double(n) / 95)
+                samples[k * spacing + n] = Float(0.5 * window * sin(2 * Double.pi * 3000 * Double(n) / rate))
+            }
+        }
+        return samples
+    }
+
+    /// The index of the largest sample in `within` samples from `from`, if it is a click's
+    /// (above 0.1).
+    static func peak(_ samples: [Float], from: Int, within: Int) -> Int? {
+        let start = max(0, from), end = min(samples.count, from + within)
+        guard start < end, let best = (start..<end).max(by: { abs(samples[$0]) < abs(samples[$1]) }), abs(samples[best]) > 0.1 else { return nil }
+        return best
+    }
+
+    /// Every click's peak in `samples`, in order (clicks at least `apart` samples apart).
+    static func peaks(in samples: [Float], apart: Int = 48000 / 5) -> [Int] {
+        var found: [Int] = []
+        var n = 0
+        while n < samples.count {
+            if abs(samples[n]) > 0.1, let p = peak(samples, from: n, within: 96) {
+                found.append(p)
+                n = p + apart
+            } else { n += 1 }
+        }
+        return found
     }
 }
