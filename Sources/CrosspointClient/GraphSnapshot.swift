@@ -24,6 +24,9 @@ public struct GraphNode: Sendable, Equatable {
     public var isSink: Bool { MediaClass.isSink(mediaClass) }
     /// A node applications can record from.
     public var isSource: Bool { MediaClass.isSource(mediaClass) }
+    /// An application's stream, playback or recording: not a Crosspoint node's own network
+    /// stream (a sender or receiver, which carries `crosspoint.device.of`).
+    public var isApplicationStream: Bool { MediaClass.isStream(mediaClass) && properties[CrosspointProperty.deviceOf] == nil }
 }
 
 public struct GraphPort: Sendable, Equatable {

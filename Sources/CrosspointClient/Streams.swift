@@ -68,9 +68,7 @@ extension GraphSnapshot {
     /// whose node lacks them.
     public func appStreams(clients: [UInt32: [String: String]] = [:]) -> [AppStream] {
         nodes.compactMap { node -> (GraphNode, AppStream.Kind)? in
-            // A Crosspoint node's network stream (a sender or receiver: NetworkDevice) is a
-            // stream of the node's, not an application's.
-            guard node.properties[CrosspointProperty.deviceOf] == nil else { return nil }
+            guard node.isApplicationStream else { return nil }
             return switch node.mediaClass {
             case AppStream.Kind.playback.mediaClass: (node, .playback)
             case AppStream.Kind.recording.mediaClass: (node, .recording)

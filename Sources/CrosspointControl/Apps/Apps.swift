@@ -57,7 +57,7 @@ package enum Apps {
         var involved = Set<UInt32>()
         var parts: [String] = []
         for node in graph.nodes {
-            let stream = MediaClass.isStream(node.mediaClass)
+            let stream = node.isApplicationStream
             guard stream || node.isSink || node.isSource else { continue }
             involved.insert(node.id)
             parts.append("\(node.id) \(node.name) \(node.description) \(node.mediaClass ?? "")")
