@@ -570,8 +570,10 @@ import Testing
                           + "level \(String(format: "%.4f", level))" + (judged ? "" : " (not judged: the graphs missed cycles)"))
             #expect(total > 500, "\(total) packets counted to the second machine in 4 s")
             // With loss the tone plays on, lower by what was lost (1.4.2's receiver fills a lost
-            // block with silence: 5% loss read -1.7 dB); with none, at its level.
-            #expect(abs(20 * log10(max(level, 1e-9) / 0.2)) < (percent == 0 ? 0.5 : 3), "\(percent)% loss: the tone came back at \(level), played at 0.2")
+            // block with silence: 5% loss read -1.7 dB); with none, at its level (held as loss
+            // is where a graph missed cycles: a late graph loses blocks as a network does).
+            let atItsLevel = percent == 0 && judged
+            #expect(abs(20 * log10(max(level, 1e-9) / 0.2)) < (atItsLevel ? 0.5 : 3), "\(percent)% loss: the tone came back at \(level), played at 0.2")
             if percent == 0 {
                 #expect(!judged || jumps <= 1, "with no loss and no cycle missed the returned tone jumped at \(jumps) places")
             } else {
