@@ -442,7 +442,7 @@ import Testing
         expectTone(try playTone(seconds: 2, into: sender, recordFrom: receiver, settle: 600_000), "after the flood")
     }
 
-    /// Delay and loss between two machines, measured there and back (each daemon runs
+    /// Delay, loss and jitter between two machines, measured there and back (each daemon runs
     /// its own clock; one recording on the first machine holds the sound as played and as it
     /// came back, so no clock is compared with another). The first machine's node `desk` (4 x 4)
     /// sends what is played into `game` (inputs FL, FR) to the second's through `wire` (outputs
@@ -461,9 +461,11 @@ import Testing
     ///    places the returned tone jumps (a lost packet's block, or a resync) are counted beside
     ///    the packets dropped, the tone plays on (within 3 dB: a lost block is silence or older
     ///    sound), and with no loss it plays clean, at its level.
-    ///
-    /// Jitter is not measured: this kernel has no `tc netem` (README, "Delay and loss").
-    @Test func aClickThereAndBackTakesTwoReceiversLatencies_AndLostPacketsAreCounted() throws {
+    /// 3. Jitter: the way to the second machine made to jitter by queueing (a token bucket on
+    ///    the first machine's link and bursts of other traffic ahead of the stream; this kernel
+    ///    has no `tc netem`), measured by probes sent the same way; a receiver within its
+    ///    latency plays clean, and one below it is counted.
+    @Test func aClickThereAndBackTakesTwoReceiversLatencies_AndLossAndJitterAreCounted() throws {
         let lab = try NetworkLab(machines: 2)
         defer { lab.close() }
         let there = try Setup(), back = try Setup()
@@ -584,6 +586,65 @@ import Testing
         }
         #expect(lab.run(on: 1, "nft delete table inet xploss").succeeded)
         print("packets lost on the way in (the returned tone's left channel, 4 s each): " + losses.joined(separator: "; "))
+
+        // 3. Jitter on the way to the second machine, made as a network makes it (this kernel
+        // has no netem): the first machine's link shaped to 4 Mbit/s (the stream takes about
+        // 1.6) and bursts of up to eight datagrams of 1400 bytes queued ahead of the stream (up
+        // to 22 ms to drain at that rate), measured by probes sent the same way
+        // (Fixtures/jitter.py). The receiver `lan` made anew at 40 ms, then at 10 ms, a tone and
+        // then the clicks played each time, the link jittering all along: within its latency
+        // the jitter is absorbed (no jump where no graph missed a cycle, the delay what it is
+        // without jitter); a receiver below it runs dry, and PipeWire's receiver then holds what
+        // it waited for (it jumps where it ran dry, and the clicks come back later than its
+        // latency: 0.3.65 read 0 to 2 jumps, then 25 ms more).
+        let script = repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/jitter.py").path
+        let link = lab.machines[0].link, to = lab.machines[1].address
+        let shaped = lab.run(on: 0, "tc qdisc add dev \(link) root tbf rate 4mbit burst 3000 latency 200ms")
+        #expect(shaped.succeeded, "tbf on \(link): \(shaped.stderr)")
+        let probes = NSTemporaryDirectory() + "crosspoint-probes-\(UInt32.random(in: 0..<UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: probes) }
+        var jitters: [String] = []
+        for held in [latency, 10] {
+            let (heard, judged) = try judgedPlaying("jitter, \(held) ms", on: [first, second], before: {
+                remakeReceiver(second, "lan", there, latency: held, inputs: "FL,FR")
+                try waitLinked(second, ["lan", "back"])
+            }, settle: 2_000_000) { () throws -> (tone: [[Float]], clicks: [Int], probes: [Double]) in
+                try? FileManager.default.removeItem(atPath: probes)
+                #expect(lab.run(on: 1, "python3 \(script) receive 14 > \(probes).part 2>&1 && mv \(probes).part \(probes) &").succeeded)
+                #expect(lab.run(on: 0, "python3 \(script) cross \(to) 11 8 >/dev/null 2>&1 & python3 \(script) send \(to) 11 >/dev/null 2>&1 &").succeeded)
+                let heard = try tone()
+                let (_, delays) = try clicks()
+                let probed = try Wait.forValue("the probes' delays", timeout: 15) { () -> [Double]? in
+                    guard let text = try? String(contentsOfFile: probes, encoding: .utf8) else { return nil }
+                    return text.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+                }
+                return (heard, delays, probed)
+            }
+            let jumps = Glitches.count(in: heard.tone[1], frequency: 330), probed = heard.probes
+            let configured = (latency + held) * rate / 1000
+            let figures = probed.count == 5 ? String(format: "%.0f probes, one way %.2f to %.2f ms (median %.2f, 99%% within %.2f)",
+                                                     probed[0], probed[1], probed[4], probed[2], probed[3]) : "probes: \(probed)"
+            jitters.append("a receiver at \(held) ms: the returned tone jumped at \(jumps) places, level "
+                           + String(format: "%.4f", Tone.level(of: heard.tone[1])) + ", the clicks came back after "
+                           + heard.clicks.map(ms).joined(separator: ", ") + " ms (\(latency) + \(held) ms configured); \(figures)"
+                           + (judged ? "" : " (not judged: the graphs missed cycles)"))
+            #expect(probed.count == 5 && probed[0] > 100, "the probes: \(probed)")
+            #expect(heard.clicks.count == count, "\(heard.clicks.count) of \(count) clicks came back through a jittering link")
+            guard probed.count == 5, judged else { continue }
+            #expect(probed[4] - probed[1] > 10, "the link jittered by \(probed[4] - probed[1]) ms only")
+            if held == latency {
+                #expect(jumps <= 1, "jitter within a receiver's latency: the returned tone jumped at \(jumps) places")
+                for delay in heard.clicks {
+                    #expect(abs(delay - configured) <= configured / 4, "through a jittering link a click came back after \(delay) samples, \(configured) configured")
+                }
+            } else {
+                // It ran dry somewhere: a jump heard, or more held than it was given.
+                #expect(jumps > 0 || (heard.clicks.min() ?? 0) > configured + rate / 100,
+                        "jitter beyond a receiver's latency: no jump, and the clicks came back after \(heard.clicks) samples (\(configured) configured)")
+            }
+        }
+        #expect(lab.run(on: 0, "tc qdisc del dev \(link) root").succeeded)
+        print("jitter on the way in (a tone of 4 s, then clicks): " + jitters.joined(separator: "; "))
     }
 
     /// Two receivers of one multicast stream on two machines, heard side by side: the first
