@@ -595,8 +595,8 @@ import Testing
         // then the clicks played each time, the link jittering all along: within its latency
         // the jitter is absorbed (no jump where no graph missed a cycle, the delay what it is
         // without jitter); a receiver below it runs dry, and PipeWire's receiver then holds what
-        // it waited for (it jumps where it ran dry, and the clicks come back later than its
-        // latency: 0.3.65 read 0 to 2 jumps, then 25 ms more).
+        // it waited for (it jumps where it ran dry, and the clicks may come back later than its
+        // latency: 0 to 10 jumps, then the clicks 2 to 28 ms later, on both versions).
         let script = repositoryRoot.appendingPathComponent("Tests/CrosspointIntegrationTests/Fixtures/jitter.py").path
         let link = lab.machines[0].link, to = lab.machines[1].address
         let shaped = lab.run(on: 0, "tc qdisc add dev \(link) root tbf rate 4mbit burst 3000 latency 200ms")
@@ -629,10 +629,12 @@ import Testing
                            + heard.clicks.map(ms).joined(separator: ", ") + " ms (\(latency) + \(held) ms configured); \(figures)"
                            + (judged ? "" : " (not judged: the graphs missed cycles)"))
             #expect(probed.count == 5 && probed[0] > 100, "the probes: \(probed)")
-            #expect(heard.clicks.count == count, "\(heard.clicks.count) of \(count) clicks came back through a jittering link")
+            // A receiver that runs dry plays silence until it has refilled: a click may fall there.
+            #expect(heard.clicks.count >= count / 2, "\(heard.clicks.count) of \(count) clicks came back through a jittering link")
             guard probed.count == 5, judged else { continue }
             #expect(probed[4] - probed[1] > 10, "the link jittered by \(probed[4] - probed[1]) ms only")
             if held == latency {
+                #expect(heard.clicks.count == count, "\(heard.clicks.count) of \(count) clicks came back through a jittering link")
                 #expect(jumps <= 1, "jitter within a receiver's latency: the returned tone jumped at \(jumps) places")
                 for delay in heard.clicks {
                     #expect(abs(delay - configured) <= configured / 4, "through a jittering link a click came back after \(delay) samples, \(configured) configured")
