@@ -525,9 +525,8 @@ import Testing
         // The target (each hop within 1 ms plus a quantum of its latency) is a figure, printed
         // met or not: a receiver disturbed (a late graph, lost packets) holds tens of ms more
         // for many seconds, which is PipeWire's receiver's rate control, not a fault of the
-        // node. The test holds the round trip to a
-        // quarter of two latencies either way (10 ms a hop), and its drift over the clicks to
-        // 20 ms.
+        // node. The test holds the round trip to a quarter of two latencies either way (10 ms
+        // a hop), and its drift over the clicks to 20 ms.
         let met = !delays.isEmpty && delays.allSatisfy { abs($0 - expected) <= allowed }
         let spread = delays.max().map { $0 - delays.min()! } ?? 0
         print("there and back, a receiver's latency \(latency) ms each way, quantum \(quantum): \(played.count) clicks played, "
@@ -602,7 +601,7 @@ import Testing
         let shaped = lab.run(on: 0, "tc qdisc add dev \(link) root tbf rate 4mbit burst 3000 latency 200ms")
         #expect(shaped.succeeded, "tbf on \(link): \(shaped.stderr)")
         let probes = NSTemporaryDirectory() + "crosspoint-probes-\(UInt32.random(in: 0..<UInt32.max))"
-        defer { try? FileManager.default.removeItem(atPath: probes) }
+        defer { for path in [probes, probes + ".part"] { try? FileManager.default.removeItem(atPath: path) } }
         var jitters: [String] = []
         for held in [latency, 10] {
             let (heard, judged) = try judgedPlaying("jitter, \(held) ms", on: [first, second], before: {
