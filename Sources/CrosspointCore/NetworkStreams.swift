@@ -22,15 +22,26 @@ import Glibc
 /// - `format=`: the samples on the wire (RTP: S16BE, as PipeWire sends by default, S24BE for
 ///   AES67, L16/L24 names taken too).
 /// - `latency=MS` (receive): what the receiver holds back against jitter
-///   (`sess.latency.msec`; 100 ms when not given, as PipeWire's default).
-/// - `protocol=rtp` (the default) or `protocol=vban` (VB-Audio's VBAN, as Voicemeeter sends
-///   and receives it: PipeWire's `module-vban-send`/`-recv`, PipeWire 0.3.76 and later). A VBAN
-///   stream's `session` is its stream name (at most 15 characters); a VBAN receiver takes its
-///   stream by that name (`session=`, required) on the port of `from=` (0.0.0.0:6980 when not
-///   given). AES67 is to come (issue 32).
+///   (`sess.latency.msec`; 100 ms when not given, as PipeWire's default; AES67: 3 ms, as
+///   `pipewire-aes67`). An AES67 sender takes one too: what it gathers before it sends, the
+///   most the graph's quantum may then be (3 ms when not given, as `pipewire-aes67`'s sender).
+/// - `protocol=rtp` (the default), `protocol=vban` (VB-Audio's VBAN, as Voicemeeter sends
+///   and receives it: PipeWire's `module-vban-send`/`-recv`, PipeWire 0.3.76 and later) or
+///   `protocol=aes67` (RTP as AES67 gear and PipeWire's `pipewire-aes67` send it: L24 or L16 at
+///   48 kHz in packets of 1 ms, announced by SAP to AES67's group with the PTP clock it follows,
+///   the stream in a PTP-driven group; PipeWire 1.0 and later). A VBAN stream's `session` is
+///   its stream name (at most 15 characters); a VBAN receiver takes its stream by that name
+///   (`session=`, required) on the port of `from=` (0.0.0.0:6980 when not given).
+/// - `group=NAME`: the PipeWire driver group the stream joins (`node.group`), so that the
+///   driver of that group (a PTP clock: conf/crosspoint-ptp-clock.conf, or `pipewire-aes67`'s
+///   `PTP0-Driver`) drives the stream, the node and everything linked to them. AES67's default:
+///   `pipewire.ptp0`, the group of both; other protocols join none unless given.
+/// - `ptp=PATH` (an AES67 sender): the PTP daemon's management socket, from which its
+///   announcement takes the grandmaster clock it names (`a=ts-refclk:ptp=IEEE1588-2008:...`):
+///   ptp4l's read-only one, `/var/run/ptp4lro`, when not given, as `pipewire-aes67` asks it.
 public struct NetworkStream: Equatable, Sendable {
     public enum Wire: String, Sendable, CaseIterable {
-        case rtp, vban
+        case rtp, vban, aes67
 
         /// The samples on the wire, as PipeWire's modules name them: RTP's network order, VBAN's
         /// little-endian (its data types: 8-bit, 16, 24 and 32-bit integers, 32 and 64-bit floats).
@@ -38,6 +49,8 @@ public struct NetworkStream: Equatable, Sendable {
             switch self {
             case .rtp: ["S16BE", "S24BE", "U8", "ALAW", "ULAW"]
             case .vban: ["S16LE", "S24LE", "S32LE", "F32LE", "F64LE", "U8"]
+            // AES67's two (its L24 first, as `pipewire-aes67` sends).
+            case .aes67: ["S24BE", "S16BE"]
             }
         }
 
@@ -48,7 +61,20 @@ public struct NetworkStream: Equatable, Sendable {
         /// PipeWire 1.4.2's sender copies the name into it with its terminator.
         public var sessionLimit: Int { self == .vban ? 15 : 63 }
 
-        var name: String { self == .vban ? "VBAN" : "RTP" }
+        var name: String {
+            switch self {
+            case .rtp: "RTP"
+            case .vban: "VBAN"
+            case .aes67: "AES67"
+            }
+        }
+
+        /// The latency (ms) when `latency=` is not given: PipeWire's RTP default, AES67's as
+        /// `pipewire-aes67.conf` sets it for its sender and receivers.
+        public var defaultLatency: Int { self == .aes67 ? 3 : 100 }
+
+        /// The driver group a stream joins when `group=` is not given: AES67's PTP-driven one.
+        public var defaultGroup: String? { self == .aes67 ? NetworkStream.ptpGroup : nil }
     }
 
     /// The samples on the wire, every protocol's (`Wire.formats`).
@@ -61,6 +87,17 @@ public struct NetworkStream: Equatable, Sendable {
     public static let vbanPort = 6980
     /// The receiver's latency, in milliseconds.
     public static let latencyRange = 1...5000
+    /// The driver group of PipeWire's PTP clock (`pipewire-aes67`'s `PTP0-Driver`, and
+    /// conf/crosspoint-ptp-clock.conf's).
+    public static let ptpGroup = "pipewire.ptp0"
+    /// ptp4l's read-only management socket, where an AES67 sender's announcement asks for the
+    /// grandmaster clock (as `pipewire-aes67` does).
+    public static let ptpSocket = "/var/run/ptp4lro"
+    /// AES67's rate and packet time (ms): what its receivers must take.
+    public static let aes67Rate = 48000
+    public static let aes67PacketTime = 1
+    /// AES67's SAP group (PipeWire's own is 224.0.0.56).
+    public static let aes67SAPGroup = "239.255.255.255"
 
     public var wire: Wire
     /// Where it goes (send) or arrives (receive); nil for a receiver that takes its stream by
@@ -72,6 +109,25 @@ public struct NetworkStream: Equatable, Sendable {
     private var formatGiven: String?
     /// Receive only: `sess.latency.msec`.
     public var latencyMilliseconds: Int?
+    /// `sess.latency.msec`: the one given, else the protocol's default.
+    public var latency: Int { latencyMilliseconds ?? wire.defaultLatency }
+
+    /// The group given (`group=`); nil: the protocol's default.
+    private var groupGiven: String?
+    /// An AES67 sender: the PTP management socket given (`ptp=`); nil: ptp4l's.
+    private var ptpGiven: String?
+
+    /// The driver group it joins (`node.group`): the one given, else the protocol's (none for RTP and VBAN).
+    public var group: String? {
+        get { groupGiven ?? wire.defaultGroup }
+        set { groupGiven = newValue }
+    }
+
+    /// An AES67 sender's PTP management socket: the one given, else ptp4l's read-only one.
+    public var ptpSocket: String {
+        get { ptpGiven ?? Self.ptpSocket }
+        set { ptpGiven = newValue }
+    }
 
     /// The samples on the wire: the one given, else the protocol's default.
     public var format: String {
@@ -80,19 +136,23 @@ public struct NetworkStream: Equatable, Sendable {
     }
 
     public init(wire: Wire = .rtp, address: String? = nil, port: Int? = nil, session: String? = nil, format: String? = nil,
-                latencyMilliseconds: Int? = nil) {
-        (self.wire, self.address, self.port, self.session, self.formatGiven, self.latencyMilliseconds)
-            = (wire, address, port, session, format, latencyMilliseconds)
+                latencyMilliseconds: Int? = nil, group: String? = nil, ptpSocket: String? = nil) {
+        (self.wire, self.address, self.port, self.session, self.formatGiven, self.latencyMilliseconds, self.groupGiven, self.ptpGiven)
+            = (wire, address, port, session, format, latencyMilliseconds, group, ptpSocket)
     }
 
-    /// Equal when they send or receive the same: a default format and the same one given are one.
+    /// Equal when they send or receive the same: a default and the same value given are one.
     public static func == (a: NetworkStream, b: NetworkStream) -> Bool {
         a.wire == b.wire && a.address == b.address && a.port == b.port && a.session == b.session && a.format == b.format
-            && a.latencyMilliseconds == b.latencyMilliseconds
+            && a.latencyMilliseconds == b.latencyMilliseconds && a.group == b.group && a.ptpSocket == b.ptpSocket
     }
 
-    /// The options this file reads, for the errors that list them.
-    static let optionNames = "to=, from=, session=, format=, latency=, protocol="
+    /// The options this file reads (`read(option:)`), as a line and a module argument name them.
+    public static let options = ["protocol", "to", "from", "session", "format", "latency", "group", "ptp"]
+    /// The options, for the errors that list them.
+    static let optionNames = options.map { $0 + "=" }.joinedBytes(separator: ", ")
+    /// The longest socket path (`sockaddr_un`'s).
+    static let socketPathLimit = 107
 
     /// Reads one option of a `send`/`receive` line into `stream`; false if `name` is not one of
     /// its options.
@@ -117,7 +177,6 @@ public struct NetworkStream: Equatable, Sendable {
             }
             stream.format = format
         case "latency":
-            guard !sending else { throw .invalidValue(key: key, reason: "latency= is the receiver's: a sender sends as it mixes") }
             let digits = value.hasSuffix("ms") ? value.dropLast(2) : value
             guard let ms = Int(digits), latencyRange.contains(ms) else {
                 throw .invalidValue(key: key, reason: "latency '\(value.prefix(40))' is not \(latencyRange.lowerBound) to \(latencyRange.upperBound) ms")
@@ -125,9 +184,22 @@ public struct NetworkStream: Equatable, Sendable {
             stream.latencyMilliseconds = ms
         case "protocol":
             guard let wire = Wire(rawValue: value.lowercased()) else {
-                throw .invalidValue(key: key, reason: "protocol '\(value.prefix(40))' is not one Crosspoint sends (rtp or vban; AES67 is not built yet)")
+                throw .invalidValue(key: key, reason: "protocol '\(value.prefix(40))' is not one Crosspoint sends (rtp, vban or aes67)")
             }
             stream.wire = wire
+        case "group":
+            guard (1...sessionLimit).contains(value.utf8.count),
+                  value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+                throw .invalidValue(key: key, reason: "group '\(value.prefix(80))' is not a driver group's name (1 to \(sessionLimit) ASCII letters, digits, -, _ and ., e.g. \(ptpGroup))")
+            }
+            stream.group = String(value)
+        case "ptp":
+            guard sending else { throw .invalidValue(key: key, reason: "ptp= is an AES67 sender's: its announcement names the PTP clock it follows") }
+            guard value.hasPrefix("/"), (2...socketPathLimit).contains(value.utf8.count),
+                  value.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != "\"" && $0 != "\\" && ($0.asciiValue ?? 0) >= 0x20 }) else {
+                throw .invalidValue(key: key, reason: "ptp '\(value.prefix(80))' is not a socket's path (absolute, at most \(socketPathLimit) characters, no spaces or quotes; ptp4l's read-only socket is \(ptpSocket))")
+            }
+            stream.ptpSocket = String(value)
         default:
             return false
         }
@@ -180,6 +252,8 @@ public struct NetworkStream: Equatable, Sendable {
         if let session { words.append("session=\(session)") }
         words.append("format=\(format)")
         if let latencyMilliseconds { words.append("latency=\(latencyMilliseconds)") }
+        if let groupGiven { words.append("group=\(groupGiven)") }
+        if let ptpGiven { words.append("ptp=\(ptpGiven)") }
         return words.joinedBytes(separator: " ")
     }
 
@@ -190,6 +264,7 @@ public struct NetworkStream: Equatable, Sendable {
         if let session { parts.append("session \(session)") }
         parts.append(format)
         if let latencyMilliseconds { parts.append("latency \(latencyMilliseconds) ms") }
+        if let group { parts.append("group \(group)") }
         return parts.joinedBytes(separator: ", ")
     }
 
@@ -205,6 +280,12 @@ public struct NetworkStream: Equatable, Sendable {
         }
         guard wire.formats.contains(format) else {
             throw .invalidValue(key: key, reason: "format \(format) is not one \(wire.name) carries (\(wire.formats.joinedBytes(separator: ", ")))")
+        }
+        if sending, latencyMilliseconds != nil, wire != .aes67 {
+            throw .invalidValue(key: key, reason: "latency= is the receiver's (and an AES67 sender's): a \(wire.name) sender sends as it mixes")
+        }
+        if ptpGiven != nil, wire != .aes67 {
+            throw .invalidValue(key: key, reason: "ptp= is an AES67 sender's (protocol=aes67): \(wire.name) announces no PTP clock")
         }
         if wire == .vban {
             // A sender's stream name is its session, else the device's name.

@@ -101,6 +101,12 @@ public struct SDPSession: Equatable, Sendable {
     public var tool: String?
     /// `a=ptime:` in milliseconds, as written.
     public var packetTime: String?
+    /// `a=ts-refclk:` (RFC 7273): the clock its timestamps follow, as AES67 senders name it
+    /// (`ptp=IEEE1588-2008:00-11-22-FF-FE-33-44-55:0`, a PTP grandmaster and domain;
+    /// `ptp=traceable`; `local`).
+    public var referenceClock: String?
+    /// `a=mediaclk:` (`direct=0`: timestamps are the reference clock's time at the rate).
+    public var mediaClock: String?
 
     /// Reads an SDP text (lines ended by `\n` or `\r\n`); throws if it is not an audio session.
     public init(text: some Collection<UInt8>) throws(CrosspointError) {
@@ -145,6 +151,10 @@ public struct SDPSession: Equatable, Sendable {
                     tool = Self.text(value.dropFirst(5))
                 } else if value.starts(with: "ptime:".utf8) {
                     packetTime = Self.text(value.dropFirst(6))
+                } else if value.starts(with: "ts-refclk:".utf8), referenceClock == nil {
+                    referenceClock = Self.text(value.dropFirst(10))
+                } else if value.starts(with: "mediaclk:".utf8), mediaClock == nil {
+                    mediaClock = Self.text(value.dropFirst(9))
                 }
             default: continue
             }
@@ -172,6 +182,13 @@ public struct SDPSession: Equatable, Sendable {
         guard !bytes.isEmpty, bytes.count <= 9, bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         let value = bytes.reduce(0) { $0 * 10 + Int($1 - 0x30) }
         return range.contains(value) ? value : nil
+    }
+
+    /// For people: its packet time and clock when it says them (`1 ms, clock
+    /// ptp=IEEE1588-2008:...:0`), or nil.
+    public var timingText: String? {
+        let parts = (packetTime.map { ["\($0) ms packets"] } ?? []) + (referenceClock.map { ["clock \($0)"] } ?? [])
+        return parts.isEmpty ? nil : parts.joinedBytes(separator: ", ")
     }
 
     /// For people: `L16/48000/2 (FL, FR)`.

@@ -28,6 +28,13 @@ import CrosspointPipeWire
 /// - VBAN (`protocol=vban`, PipeWire 0.3.76 and later): `module-vban-send` sends the stream
 ///   under its name to an address; `module-vban-recv` listens on a port and makes a stream of
 ///   each name it hears, this device the one its rule names.
+/// - AES67 (`protocol=aes67`, PipeWire 1.x): the same RTP modules, with what
+///   `pipewire-aes67.conf` gives them: 48 kHz in packets of 1 ms, timestamps from the graph's
+///   clock (`sess.ts-offset = 0`), announced to AES67's SAP group with the PTP grandmaster that
+///   ptp4l reports (`rtp.fetch-ts-refclk`, the announcer's `ptp.management-socket`), and the
+///   stream in the PTP clock's driver group (`node.group`, `pipewire.ptp0` by default) so that
+///   the PTP driver drives it, the node and what is linked to them.
+/// - Every stream given a `group=` joins that driver group (`node.group`).
 ///
 /// The arguments differ by the running PipeWire's version (`pw_get_library_version`): the one
 /// the node runs in, daemon or client.
@@ -39,6 +46,10 @@ struct NetworkDevice: DeviceKind {
 
     /// True where PipeWire has VBAN's modules (0.3.76 and later).
     let hasVBAN: Bool
+
+    /// True where PipeWire's RTP has what AES67 asks (1.0 and later): a PTP reference clock in
+    /// its announcements, timestamps from a PTP-driven graph, packets of 1 ms.
+    var hasAES67: Bool { pipeWireOne }
 
     init(pipeWireOne: Bool = RunningPipeWire.atLeast(1, 0), hasVBAN: Bool = RunningPipeWire.atLeast(0, 3, 76)) {
         self.pipeWireOne = pipeWireOne
@@ -74,24 +85,39 @@ struct NetworkDevice: DeviceKind {
             (PW_KEY_NODE_AUTOCONNECT, .word("false")),
             (PW_KEY_NODE_VIRTUAL, .word("true")),
             (CrosspointProperty.deviceOf, .text(node)),
-        ]
+        ] + (stream.group.map { [(PW_KEY_NODE_GROUP, SPA.text($0))] } ?? [])
         if stream.wire == .vban { return vbanRequest(for: device, stream: stream, streamProps: streamProps) }
         if pipeWireOne, !sending, stream.address == nil, let session = stream.session {
             return announcedReceiver(for: device, session: session, stream: stream, streamProps: streamProps)
         }
+        let aes67 = stream.wire == .aes67
         var arguments: [(String, SPA)] = [
             ("audio.format", .word(stream.format)),
             ("audio.channels", .word("\(device.positions.count)")),
             ("audio.position", .list(device.positions.map { .word($0) })),
         ]
+        if aes67 { arguments.append(("audio.rate", .word("\(NetworkStream.aes67Rate)"))) }
         if sending {
             arguments += [
                 ("destination.ip", .text(stream.address ?? "")),
                 ("destination.port", .word("\(stream.port ?? 0)")),
                 ("sess.name", .text(stream.session ?? device.name)),
             ]
+            if aes67 {
+                // As pipewire-aes67.conf sends: packets of 1 ms, RTP timestamps from the
+                // (PTP-driven) graph's clock, the reference clock named in the announcement.
+                arguments += [
+                    ("sess.min-ptime", .word("\(NetworkStream.aes67PacketTime)")),
+                    ("sess.max-ptime", .word("\(NetworkStream.aes67PacketTime)")),
+                    ("sess.media", .word("audio")),
+                    ("sess.ts-refclk", .text("ptp=traceable")),
+                    ("sess.ts-offset", .word("0")),
+                    // What it buffers before sending: the most the graph's quantum may be.
+                    ("sess.latency.msec", .word("\(stream.latency)")),
+                ]
+            }
         } else {
-            arguments.append(("sess.latency.msec", .word("\(stream.latencyMilliseconds ?? 100)")))
+            arguments.append(("sess.latency.msec", .word("\(stream.latency)")))
             if pipeWireOne {
                 arguments += [
                     ("source.ip", .text(stream.address ?? "0.0.0.0")),
@@ -109,14 +135,18 @@ struct NetworkDevice: DeviceKind {
         // 1.x: the channels' names announced (`i=2 channels: FL, FR`), for receivers that name
         // their ports after them.
         let named = sending && pipeWireOne ? [("node.channel-names", SPA.text(device.positions.joinedBytes(separator: ", ")))] : []
-        arguments.append(("stream.props", .object(streamProps + named)))
+        // AES67: the grandmaster asked of the PTP daemon for the announcement (`a=ts-refclk`),
+        // and no NTP time in it (`rtp.ntp`), as pipewire-aes67.conf's sender.
+        let clocked: [(String, SPA)] = sending && aes67 ? [("rtp.fetch-ts-refclk", .word("true")), ("rtp.ntp", .word("0"))] : []
+        arguments.append(("stream.props", .object(streamProps + named + clocked)))
         guard sending, pipeWireOne else {
             return .module(name: sending ? Self.senderModule : Self.receiverModule, arguments: SPA.object(arguments).text)
         }
         // 1.x's sender announces nothing by itself: `module-rtp-sap` beside it announces its
         // node (and nothing else: its rule names this node alone, and makes no receivers).
         let rules = Self.rules(matching: [(PW_KEY_NODE_NAME, .text(device.name)), (CrosspointProperty.deviceOf, .text(node))], "announce-stream", [])
-        let announcer = DeviceRequest.Companion(name: Self.announcerModule, arguments: SPA.object([("stream.rules", rules)]).text)
+        let announcing = (aes67 ? Self.aes67Announcing(ptp: stream.ptpSocket) : []) + [("stream.rules", rules)]
+        let announcer = DeviceRequest.Companion(name: Self.announcerModule, arguments: SPA.object(announcing).text)
         return .module(name: Self.senderModule, arguments: SPA.object(arguments).text, companion: announcer)
     }
 
@@ -130,11 +160,19 @@ struct NetworkDevice: DeviceKind {
         // The ports named after this device's positions whatever the announcement says (a
         // receiver names them after its `i=` channel names: AUX1, AUX2 from a sender that gives
         // none, 01, 08 from AES67 gear), so that the node links them by name.
-        let made = streamProps + [("sess.latency.msec", .word("\(stream.latencyMilliseconds ?? 100)")),
+        let made = streamProps + [("sess.latency.msec", .word("\(stream.latency)")),
                                   ("audio.position", .list(device.positions.map { .word($0) })),
                                   ("node.channel-names", .text(device.positions.joinedBytes(separator: ", ")))]
         let rules = Self.rules(matching: [("rtp.session", .text(session))], "create-stream", made)
-        return .module(name: Self.announcerModule, arguments: SPA.object([("stream.rules", rules)]).text)
+        let listening = (stream.wire == .aes67 ? Self.aes67Announcing(ptp: nil) : []) + [("stream.rules", rules)]
+        return .module(name: Self.announcerModule, arguments: SPA.object(listening).text)
+    }
+
+    /// `module-rtp-sap`'s arguments for AES67: its SAP group (AES67 gear announces and listens
+    /// there, not on PipeWire's 224.0.0.56), and for a sender's announcement the PTP daemon's
+    /// management socket, asked for the grandmaster's identity.
+    static func aes67Announcing(ptp socket: String?) -> [(String, SPA)] {
+        [("sap.ip", .text(NetworkStream.aes67SAPGroup))] + (socket.map { [("ptp.management-socket", .text($0))] } ?? [])
     }
 
     /// VBAN (`module-vban-send`, `module-vban-recv`): a sender sends its stream name
@@ -156,7 +194,7 @@ struct NetworkDevice: DeviceKind {
             arguments += [
                 ("source.ip", .text(stream.address ?? "0.0.0.0")),
                 ("source.port", .word("\(stream.port ?? NetworkStream.vbanPort)")),
-                ("sess.latency.msec", .word("\(stream.latencyMilliseconds ?? 100)")),
+                ("sess.latency.msec", .word("\(stream.latency)")),
                 ("stream.rules", Self.rules(matching: [("sess.name", .text(stream.session ?? device.name))],
                                             "create-stream", [(PW_KEY_NODE_NAME, .text(device.name))])),
             ]
@@ -184,6 +222,10 @@ struct NetworkDevice: DeviceKind {
 
     func refusal(for device: VirtualDevice) -> String? {
         guard let stream = device.network else { return nil }
+        if stream.wire == .aes67, !hasAES67 {
+            return "AES67 needs PipeWire 1.0 or later (a PTP reference clock in its announcements, a PTP-driven graph), and this is \(String(cBytes: pw_get_library_version())): "
+                + "for AES67 gear that does not ask for PTP, send protocol=rtp format=S24BE"
+        }
         if stream.wire == .vban {
             return hasVBAN ? nil : "VBAN needs PipeWire 0.3.76 or later (module-vban-send, module-vban-recv), and this is \(String(cBytes: pw_get_library_version()))"
         }

@@ -14,10 +14,10 @@ import CrosspointPipeWire
 ///     ]
 ///
 /// A `send` or `receive` takes the options of its line (NetworkStreams.swift) as keys:
-/// `to`, `from`, `session`, `format`, `latency` (ms), `protocol`.
+/// `to`, `from`, `session`, `format`, `latency` (ms), `protocol`, `group`, `ptp`.
 extension NodeConfiguration {
     static let deviceKeys = ["type", "name", "description", "position", "channels", "default"] + networkKeys
-    static let networkKeys = ["protocol", "to", "from", "session", "format", "latency"]
+    static let networkKeys = NetworkStream.options
 
     /// Each item as a line of text; the model checks the lines (`Mixer.setDevices`).
     static func deviceTexts(_ value: SPAJSONValue) throws(ArgumentError) -> [String] {

@@ -7,7 +7,7 @@ import CrosspointCore
 struct NetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "net",
-        abstract: "A node's network streams: outputs sent to another machine, a stream received into inputs (PipeWire's RTP and VBAN).",
+        abstract: "A node's network streams: outputs sent to another machine, a stream received into inputs (PipeWire's RTP, AES67 and VBAN).",
         discussion: """
         The node loads PipeWire's own RTP sender (module-rtp-sink) or receiver \
         (module-rtp-source), or VBAN's (module-vban-send, module-vban-recv), and links it to \
@@ -23,12 +23,18 @@ struct NetCommand: ParsableCommand {
         announced on the network. VBAN (PipeWire 0.3.76 and later) takes a stream by its name \
         (--session, at most 15 characters) on VBAN's port 6980.
 
+        AES67 (--protocol aes67, PipeWire 1.x) is RTP as AES67 gear sends it: L24 at 48 kHz in \
+        packets of 1 ms, announced on AES67's SAP group (239.255.255.255) with the PTP clock that \
+        ptp4l follows, the stream in the PTP clock's driver group (pipewire.ptp0: crosspoint \
+        setup enable crosspoint-ptp-clock, or pipewire-aes67's), which then drives the node.
+
         Examples:
           crosspoint net send desk stream-out --to 239.69.1.10:5004 --outputs stream_FL,stream_FR
           crosspoint net list --announced
           crosspoint net receive desk guest --session stream-out
           crosspoint net receive desk guest --from 0.0.0.0:5004 --latency 20
           crosspoint net send desk vm --protocol vban --to 192.168.1.20:6980 --session Stream1
+          crosspoint net send desk studio --protocol aes67 --to 239.69.150.10:5004 --outputs FL,FR
           crosspoint net list desk
           crosspoint net remove desk guest
         """,
@@ -76,8 +82,8 @@ struct NetListCommand: ParsableCommand {
             let sdp = stream.session
             let destination = (sdp.address ?? "?") + ":" + (sdp.port.map(String.init) ?? "?")
             let origin = sdp.origin.split(separator: " ").last.map(String.init) ?? stream.source
-            print("  \(sdp.name.printable): \(destination), \(sdp.formatText.printable), from \(origin.printable)"
-                  + (sdp.tool.map { " (\($0.printable))" } ?? ""))
+            print("  \(sdp.name.printable): \(destination), \(sdp.formatText.printable)" + (sdp.timingText.map { ", \($0.printable)" } ?? "")
+                  + ", from \(origin.printable)" + (sdp.tool.map { " (\($0.printable))" } ?? ""))
         }
         if heard.refused > 0 { print("(\(heard.refused) packets that were not announcements: \(heard.lastRefusal ?? ""))") }
     }
@@ -103,12 +109,14 @@ struct NetListCommand: ParsableCommand {
 
 /// The options a send and a receive share.
 struct NetStreamOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("rtp (the default) or vban (VB-Audio's, as Voicemeeter sends and receives; PipeWire 0.3.76 and later).", valueName: "protocol"))
+    @Option(help: ArgumentHelp("rtp (the default), vban (VB-Audio's, as Voicemeeter sends and receives; PipeWire 0.3.76 and later) or aes67 (L24 at 48 kHz, 1 ms packets, PTP-clocked; PipeWire 1.x).", valueName: "protocol"))
     var `protocol`: String?
     @Option(help: ArgumentHelp("The stream's name (RTP's session name, announced by SAP; VBAN's stream name, at most 15 characters; a sender's default: the device's name).", valueName: "name"))
     var session: String?
-    @Option(help: ArgumentHelp("The samples on the wire. RTP: S16BE (L16, the default), S24BE (L24), U8, ALAW, ULAW; VBAN: S16LE (the default), S24LE, S32LE, F32LE, F64LE, U8.", valueName: "format"))
+    @Option(help: ArgumentHelp("The samples on the wire. RTP: S16BE (L16, the default), S24BE (L24), U8, ALAW, ULAW; VBAN: S16LE (the default), S24LE, S32LE, F32LE, F64LE, U8; AES67: S24BE (the default), S16BE.", valueName: "format"))
     var format: String?
+    @Option(help: ArgumentHelp("The PipeWire driver group it joins (node.group), whose driver then drives it and the node: AES67's default is pipewire.ptp0, the PTP clock's (crosspoint setup enable crosspoint-ptp-clock).", valueName: "group"))
+    var group: String?
     @Option(help: ArgumentHelp("Its channel positions, e.g. FL,FR (the default) or MONO.", valueName: "positions")) var position: String?
     @Option(help: ArgumentHelp("What the sound settings show (default: the name).", valueName: "text")) var description: String?
 
@@ -117,6 +125,7 @@ struct NetStreamOptions: ParsableArguments {
         if let `protocol` { text += " protocol=\(`protocol`)" }
         if let session { text += " session=\(session)" }
         if let format { text += " format=\(format)" }
+        if let group { text += " group=\(group)" }
         if let position { text += " position=\(position)" }
         return text
     }
@@ -132,10 +141,14 @@ struct NetSendCommand: ParsableCommand {
     var to: String
     @Option(help: ArgumentHelp("The outputs it carries, one per position, by name or index (default: new NAME_POSITION outputs).", valueName: "channels"))
     var outputs: String?
+    @Option(help: ArgumentHelp("AES67: the PTP daemon's management socket, asked for the grandmaster its announcement names (default /var/run/ptp4lro, ptp4l's read-only one).", valueName: "path"))
+    var ptp: String?
+    @Option(help: ArgumentHelp("AES67: what it gathers before sending, in ms, the most the graph's quantum may be (default 3, as pipewire-aes67).", valueName: "ms"))
+    var latency: String?
     @OptionGroup var stream: NetStreamOptions
 
     func run() throws {
-        var text = "send \(name) to=\(to)" + stream.words()
+        var text = "send \(name) to=\(to)" + stream.words() + (ptp.map { " ptp=\($0)" } ?? "") + (latency.map { " latency=\($0)" } ?? "")
         if let outputs { text += " channels=\(outputs)" }
         if let description = stream.description { text += " description=\(description)" }
         try add(text, connection: connection, node: node, report: output.reporter)
@@ -150,7 +163,7 @@ struct NetReceiveCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The stream's device name (node.name).", valueName: "name")) var name: String
     @Option(help: ArgumentHelp("Where it arrives (RTP on PipeWire 1.x; VBAN: 0.0.0.0:6980 when not given): ADDRESS:PORT, 0.0.0.0:PORT for unicast, a group for multicast.", valueName: "address:port"))
     var from: String?
-    @Option(help: ArgumentHelp("What the receiver holds back against jitter, in ms (default 100).", valueName: "ms")) var latency: String?
+    @Option(help: ArgumentHelp("What the receiver holds back against jitter, in ms (default 100; AES67: 3).", valueName: "ms")) var latency: String?
     @Option(help: ArgumentHelp("The inputs it feeds, one per position, by name or index (default: new NAME_POSITION inputs).", valueName: "channels"))
     var inputs: String?
     @OptionGroup var stream: NetStreamOptions

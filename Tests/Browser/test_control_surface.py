@@ -28,7 +28,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the repository
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     CROSSPOINT, FIGURES, ROOT, Browser, Failure, PropsMonitor, Sandbox, Server, compare, comparison_ok, describe, figure,
-    RATE, log, modulated_tone, read_wav, stop_process, summary, tone, wait_until, write_wav)
+    RATE, log, modulated_tone, pipewire_version, read_wav, stop_process, summary, tone, wait_until, write_wav)
 import array  # noqa: E402
 
 SCREENSHOT = os.path.join(ROOT, "Tests", "Browser", "control-surface.png")
@@ -1329,6 +1329,33 @@ class ControlSurface(unittest.TestCase):
             b.find("dev-remove-lan-out").click()
             wait_until("lan-out removed", lambda: not any(d.startswith("send lan-out ") for d in devices()), timeout=10)
             wait_until("its sender gone from the graph", lambda: graph_node("lan-out") is None, timeout=10)
+
+            # AES67: the latency field shown for a sender too (3 ms, AES67's default); made on
+            # PipeWire 1.x (in the PTP clock's group, said in the list), refused on 0.3.65
+            # naming why, the node's other devices kept.
+            Select(b.find("dev-protocol")).select_by_value("aes67")
+            wait_until("an AES67 sender's latency field", lambda: b.attr("dev-latency-label", "hidden") is None
+                       and b.attr("dev-latency", "placeholder") == "3")
+            for testid, text in (("dev-address", "127.0.0.1:46012"), ("dev-session", ""), ("dev-latency", "5"),
+                                 ("dev-name", "studio"), ("dev-desc", "Studio")):
+                field = b.find(testid)
+                field.clear()
+                if text:
+                    field.send_keys(text)
+            b.find("dev-add").click()
+            wait_until("studio in the node's devices", lambda: any(d.startswith("send studio ") for d in devices()), timeout=10)
+            line = next(d for d in devices() if d.startswith("send studio "))
+            self.assertIn("protocol=aes67 to=127.0.0.1:46012 format=S24BE latency=5", line)
+            if pipewire_version() >= (1, 0, 0):
+                wait_until("studio ready, in the PTP clock's group", lambda: b.find("device-state-studio").text.startswith("ready")
+                           and "group pipewire.ptp0" in b.find("device-studio").text, timeout=15)
+            else:
+                wait_until("studio refused on 0.3.65", lambda: "AES67 needs PipeWire 1.0" in b.find("device-studio").text, timeout=15)
+            log(f"studio: {b.find('device-studio').text!r}")
+            b.find("dev-remove-studio").click()
+            b.find("dev-remove-studio").click()
+            wait_until("studio removed", lambda: not any(d.startswith("send studio ") for d in devices()), timeout=10)
+            Select(b.find("dev-protocol")).select_by_value("rtp")
             Select(b.find("dev-kind")).select_by_value("sink")
 
             # Renamed (and described again): made again under the new name.

@@ -33,6 +33,22 @@ struct NetworkStreamTests {
         #expect(voicemeeter.network?.address == nil && voicemeeter.network?.format == "F32LE")
         #expect(try VirtualDevice(text: voicemeeter.text) == voicemeeter)
         #expect(voicemeeter.network?.summary(sending: false) == "vban, session Stream1, F32LE, latency 30 ms")
+        // AES67: L24 by default, in the PTP clock's driver group unless told another; the
+        // sender's PTP socket written back only when given.
+        let stage = try VirtualDevice(text: "send stage to=239.69.150.10:5004 protocol=aes67")
+        #expect(stage.network?.format == "S24BE" && stage.network?.group == "pipewire.ptp0" && stage.network?.ptpSocket == "/var/run/ptp4lro")
+        #expect(stage.text.contains("protocol=aes67 to=239.69.150.10:5004 format=S24BE description="))
+        #expect(try VirtualDevice(text: stage.text) == stage)
+        #expect(stage.network?.summary(sending: true) == "aes67 to 239.69.150.10:5004, S24BE, group pipewire.ptp0")
+        let box = try VirtualDevice(text: "receive box from=239.69.2.1:5004 protocol=aes67 format=L16 latency=3 group=studio.clock")
+        #expect(box.network?.format == "S16BE" && box.network?.group == "studio.clock" && box.text.contains("latency=3 group=studio.clock"))
+        #expect(try VirtualDevice(text: box.text) == box)
+        let mine = try VirtualDevice(text: "send s to=239.69.150.10:5004 protocol=aes67 ptp=/run/ptp/master-ro")
+        #expect(mine.network?.ptpSocket == "/run/ptp/master-ro")
+        #expect(try VirtualDevice(text: mine.text) == mine)
+        // RTP joins no group unless given one.
+        #expect(wire.network?.group == nil)
+        #expect(try VirtualDevice(text: "send w to=1.2.3.4:5004 group=g").network?.group == "g")
         // A sink or a source has no network options.
         #expect(try VirtualDevice(text: "sink game").network == nil)
     }
@@ -46,7 +62,13 @@ struct NetworkStreamTests {
         ("send wire from=0.0.0.0:5004", "takes to=, not from="), ("receive lan to=1.2.3.4:5004", "takes from=, not to="),
         ("send wire to=1.2.3.4:5004 latency=20", "the receiver's"), ("receive lan session=a latency=0", "is not 1 to 5000 ms"),
         ("receive lan session=a latency=9999999999999999999999", "is not 1 to 5000 ms"),
-        ("send wire to=1.2.3.4:5004 format=F32LE", "is not one RTP carries"), ("send wire to=1.2.3.4:5004 protocol=aes67", "AES67 is not built yet"),
+        ("send wire to=1.2.3.4:5004 format=F32LE", "is not one RTP carries"), ("send wire to=1.2.3.4:5004 protocol=sonobus", "is not one Crosspoint sends (rtp, vban or aes67)"),
+        ("send wire to=1.2.3.4:5004 protocol=aes67 format=U8", "is not one AES67 carries"),
+        ("send wire to=1.2.3.4:5004 group=a,b", "is not a driver group's name"), ("send wire to=1.2.3.4:5004 group=", "is not a driver group's name"),
+        ("send wire to=1.2.3.4:5004 protocol=aes67 ptp=relative", "is not a socket's path"),
+        ("send wire to=1.2.3.4:5004 protocol=aes67 ptp=/a\"b", "is not a socket's path"),
+        ("send wire to=1.2.3.4:5004 protocol=aes67 ptp=/" + String(repeating: "p", count: 107), "is not a socket's path"),
+        ("send wire to=1.2.3.4:5004 ptp=/run/ptp", "is an AES67 sender's"), ("receive lan session=a protocol=aes67 ptp=/run/ptp", "is an AES67 sender's"),
         ("send wire to=1.2.3.4:5004 format=F99", "is not one RTP or VBAN carries"),
         ("send wire to=1.2.3.4:6980 protocol=vban format=S16BE", "is not one VBAN carries"),
         ("send wire to=1.2.3.4:6980 format=S16LE", "is not one RTP carries"),

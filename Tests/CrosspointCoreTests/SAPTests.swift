@@ -60,9 +60,14 @@ struct SAPTests {
         #expect(old.session.formatText == "L16/48000/2" && old.session.tool == "PipeWire 0.3.65")
         // AES67: CRLF lines, eight channels of L24, the SDP without the MIME type.
         let aes67 = try SAPAnnouncement(packet: Self.packet(
-            "v=0\r\no=- 1 0 IN IP4 192.168.1.30\r\ns=Stage box\r\nc=IN IP4 239.69.2.1/32\r\nt=0 0\r\nm=audio 5004 RTP/AVP 98\r\na=rtpmap:98 L24/48000/8\r\n",
+            "v=0\r\no=- 1 0 IN IP4 192.168.1.30\r\ns=Stage box\r\nc=IN IP4 239.69.2.1/32\r\nt=0 0\r\nm=audio 5004 RTP/AVP 98\r\na=rtpmap:98 L24/48000/8\r\n"
+                + "a=ptime:1\r\na=ts-refclk:ptp=IEEE1588-2008:00-11-22-FF-FE-33-44-55:0\r\na=mediaclk:direct=0\r\n",
             mime: false))
         #expect(aes67.session.name == "Stage box" && aes67.session.address == "239.69.2.1" && aes67.session.formatText == "L24/48000/8")
+        // Its clock: the PTP grandmaster its timestamps follow.
+        #expect(aes67.session.referenceClock == "ptp=IEEE1588-2008:00-11-22-FF-FE-33-44-55:0" && aes67.session.mediaClock == "direct=0")
+        #expect(aes67.session.timingText == "1 ms packets, clock ptp=IEEE1588-2008:00-11-22-FF-FE-33-44-55:0")
+        #expect(old.session.referenceClock == nil && old.session.timingText == "6 ms packets")
         let v6 = try SAPAnnouncement(packet: Self.packet(Self.pipewire142, flags: 0x30, source: [0xff, 0x15] + [UInt8](repeating: 0, count: 13) + [1]))
         #expect(v6.source == "ff15:0:0:0:0:0:0:1")
         // PipeWire 1.4.2's first stream of an announcer: hash 0, id and version 0. Two such

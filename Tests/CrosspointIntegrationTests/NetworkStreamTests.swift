@@ -179,16 +179,18 @@ import Testing
 
     /// A receiver of `setup`'s stream feeding `channels`: by its session on 0.3.65, by group
     /// and port on 1.x.
-    private func receiveLine(_ name: String, _ setup: Setup, latency: Int, channels: String) -> String {
+    /// `aes67`: an AES67 receiver (1.x only).
+    private func receiveLine(_ name: String, _ setup: Setup, latency: Int, channels: String, aes67: Bool = false) -> String {
         let how = PipeWire.atLeast(1, 0, 0) ? "from = \"\(setup.group):\(setup.port)\"" : "session = \(setup.session)"
-        return "{ type = receive name = \(name) \(how) latency = \(latency) channels = [ \(channels) ] }"
+        return "{ type = receive name = \(name) \(how) latency = \(latency) channels = [ \(channels) ]\(aes67 ? " protocol = aes67" : "") }"
     }
 
     /// `receiveLine`'s receiver `name` of node `desk` removed and made again by the command
     /// line (a receiver once disturbed holds more latency for a long while).
-    private func remakeReceiver(_ sandbox: Sandbox, _ name: String, _ setup: Setup, latency: Int, inputs: String) {
+    private func remakeReceiver(_ sandbox: Sandbox, _ name: String, _ setup: Setup, latency: Int, inputs: String, aes67: Bool = false) {
         #expect(sandbox.crosspoint("net", "remove", "desk", name).succeeded)
-        let from = PipeWire.atLeast(1, 0, 0) ? ["--from", "\(setup.group):\(setup.port)"] : ["--session", setup.session]
+        let from = (PipeWire.atLeast(1, 0, 0) ? ["--from", "\(setup.group):\(setup.port)"] : ["--session", setup.session])
+            + (aes67 ? ["--protocol", "aes67"] : [])
         let made = sandbox.run([crosspointExecutable, "net", "receive", "desk", name, "--latency", "\(latency)", "--inputs", inputs] + from, timeout: 30)
         #expect(made.succeeded, "\(name) made anew: \(made.stderr)")
     }
@@ -275,6 +277,79 @@ import Testing
         #expect(sender.crosspoint("net", "remove", "desk", "wire").succeeded)
         _ = try sender.waitFor("the sender to go") { $0.nodeID("wire") == nil }
         #expect(sender.crosspoint("net", "list", "desk").stdout.contains("no network streams"))
+    }
+
+    /// AES67 (PipeWire 1.x): a node's AES67 sender on one machine, a node's AES67 receiver of
+    /// it by name on another, each daemon with the PTP clock setup (conf/crosspoint-ptp-clock.conf)
+    /// and ptp4l on both machines (the receiver's the grandmaster). The stream is announced on
+    /// AES67's SAP group as L24 at 48 kHz in 1 ms packets, naming the grandmaster ptp4l follows
+    /// (asked through the socket of `ptp=`); each node is driven by its machine's PTP clock
+    /// (its streams in the clock's group); a tone arrives in order and level. On 0.3.65 an
+    /// AES67 stream is refused, saying why, and the node's other devices are made.
+    @Test func anAES67StreamNamesItsPTPGrandmasterAndIsDrivenByThePTPClock_OrIsRefusedBeforePipeWire1() throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let clock = repositoryRoot.appendingPathComponent("conf/crosspoint-ptp-clock.conf").path
+        guard PipeWire.atLeast(1, 0, 0) else {
+            let sandbox = try Sandbox(dropIns: [clock, try setup.dropIn("aes67", devices: """
+                { type = sink name = game } { type = send name = stage to = "\(setup.group):\(setup.port)" protocol = aes67 }
+                """)])
+            defer { sandbox.stop() }
+            let graph = try sandbox.waitFor("the AES67 sender refused, the sink made", describe: { self.deviceState($0, "stage") }) { graph in
+                self.deviceState(graph, "stage").hasPrefix("stage: failed (AES67 needs PipeWire 1.0") && self.deviceState(graph, "game").hasPrefix("game: ready")
+            }
+            print("no AES67: \(self.deviceState(graph, "stage"))")
+            return
+        }
+        let lab = try NetworkLab(machines: 2)
+        defer { lab.close() }
+        let ptp = try PTP(lab, grandmaster: 1, folder: setup.folder)
+        defer { ptp.stop() }
+        try ptp.waitFollowing()
+        let sender = try Sandbox(dropIns: [clock, try setup.dropIn("sender", devices: """
+            { type = sink name = game }
+            { type = send name = wire to = "\(setup.group):\(setup.port)" session = \(setup.session) protocol = aes67 ptp = "\(ptp.readOnlySocket(of: 0))" }
+            """)], prefix: lab.machines[0].prefix)
+        defer { sender.stop() }
+        let receiver = try Sandbox(dropIns: [clock, try setup.dropIn("receiver", devices: """
+            { type = receive name = lan session = \(setup.session) protocol = aes67 latency = 40 } { type = source name = heard }
+            """)], prefix: lab.machines[1].prefix)
+        defer { receiver.stop() }
+        for sandbox in [sender, receiver] {
+            #expect(sandbox.run(["pw-metadata", "-n", "settings", "0", "clock.force-quantum", "256"]).succeeded)
+        }
+        _ = try sender.waitFor("the AES67 sender wire, linked", describe: { "wire: \(self.deviceState($0, "wire")); links \($0.links(of: "wire"))" }) { graph in
+            self.deviceState(graph, "wire").hasPrefix("wire: ready") && graph.links(of: "wire").map(\.peer) == ["desk", "desk"]
+        }
+        _ = try receiver.waitFor("the AES67 receiver lan, linked", timeout: 20, describe: { "lan: \(self.deviceState($0, "lan")); links \($0.links(of: "lan"))" }) { graph in
+            self.deviceState(graph, "lan").hasPrefix("lan: ready") && graph.links(of: "lan").map(\.peer) == ["desk", "desk"]
+        }
+
+        // Announced on AES67's group, naming the grandmaster once the sender's ptp4l follows
+        // it (asked at each announcement, every 5 s).
+        let grandmaster = try #require(ptp.grandmasterClock(), "the grandmaster's identity in its log: \(ptp.describe())")
+        var listed = CommandResult(status: -1, stdout: "", stderr: "")
+        for _ in 0..<4 {
+            listed = lab.run(on: 1, "\(crosspointExecutable) net list --announced --listen 6")
+            if listed.stdout.contains("clock \(grandmaster)") { break }
+        }
+        print(listed.stdout)
+        #expect(listed.stdout.contains("\(setup.session): \(setup.group):\(setup.port), L24/48000/2"), "crosspoint net list --announced: \(listed.stdout) \(listed.stderr)")
+        #expect(listed.stdout.contains("1 ms packets, clock \(grandmaster)"), "the announcement does not name the grandmaster \(grandmaster): \(listed.stdout)\n\(ptp.describe())")
+
+        // Each node driven by its machine's PTP clock: its streams joined the clock's group.
+        for (sandbox, stream) in [(sender, "wire"), (receiver, "lan")] {
+            _ = try sandbox.waitFor("desk and \(stream) driven by PTP0-Driver", describe: { graph in
+                ["desk", stream].map { "\($0): driver \(Graph.props(graph.nodes(named: $0).first ?? [:])["node.driver-id"] ?? "none")" }.joined(separator: ", ")
+                    + ", PTP0-Driver \(graph.nodeID("PTP0-Driver").map(String.init) ?? "missing")"
+            }) { graph in
+                guard let driver = graph.nodeID("PTP0-Driver") else { return false }
+                return ["desk", stream].allSatisfy { (Graph.props(graph.nodes(named: $0).first ?? [:])["node.driver-id"] as? Int) == driver }
+            }
+        }
+        expectTone(try playTone(seconds: 2, into: sender, recordFrom: receiver, settle: 600_000), "AES67 from node to node, PTP-driven")
+        let offsets = ptp.offsets(of: 0)
+        print("ptp4l on the sender's machine: \(offsets.count) offsets from the grandmaster, up to \(offsets.map(abs).max() ?? 0) ns (running free: one kernel's clock)")
     }
 
     /// Nothing private on the wire: a node's stream is heard by PipeWire's own receiver loaded
@@ -656,13 +731,23 @@ import Testing
     /// machine sends clicks to a group that the second and third machines' nodes receive (each
     /// at 40 ms) and send straight back, each to a group of its own; the first machine's node
     /// receives both (at 40 ms each) into one recording, via the second machine on the left and
-    /// via the third on the right. Both graphs at quantum 256, each on its own clock (the
-    /// machines' dummy drivers, not aligned with each other: no PTP here, see the README).
+    /// via the third on the right. Every graph at quantum 256.
+    ///
+    /// On 1.x as AES67 gear does it: every stream AES67, each daemon with the PTP clock setup
+    /// (conf/crosspoint-ptp-clock.conf) driving its node, ptp4l on every machine (the second
+    /// the grandmaster; the slaves run free, the machines sharing one kernel's clock: PTP.swift).
+    /// On 0.3.65 (no PTP-driven graph: its driver has no clock to follow) RTP, each graph on its
+    /// own dummy driver, not aligned with the others.
     ///
     /// The two paths differ by the two receivers' misalignment plus the first machine's two
     /// return receivers': the figure printed bounds the sum. Each receiver holds its latency
     /// against its own graph's cycle, whose phase against the others' is anything up to a
-    /// quantum, so the paths are held to four quanta apart (two a path) either way.
+    /// quantum (a PTP clock drives each graph at the same rate, not in phase: PipeWire 1.4's
+    /// receivers do not play by the streams' timestamps, `sess.ts-direct`, until 1.5.82), so
+    /// without PTP the paths are held to four quanta apart (two a path) either way. With PTP
+    /// the graphs run at one rate and the receivers hold their latencies alike: measured on
+    /// 1.4.2, the paths 2 to 15 samples apart (0.3 ms at most), moving a sample every click or
+    /// two as the receivers' rate control settles; held to one quantum.
     @Test func twoReceiversOfOneMulticastStreamPlayItAlignedWithinTheirGraphsCycles() throws {
         let lab = try NetworkLab(machines: 3)
         defer { lab.close() }
@@ -674,21 +759,27 @@ import Testing
         }
         defer { there.remove(); for setup in returns { setup.remove() } }
         let latency = 40, quantum = 256, rate = 48000
-        let first = try Sandbox(dropIns: [try matrixDropIn(there, "first", positions: "FL FR RL RR SL SR",
+        let aes67 = PipeWire.atLeast(1, 0, 0)
+        let ptp = aes67 ? try PTP(lab, grandmaster: 1, folder: there.folder) : nil
+        defer { ptp?.stop() }
+        try ptp?.waitFollowing()
+        let clock = aes67 ? [repositoryRoot.appendingPathComponent("conf/crosspoint-ptp-clock.conf").path] : []
+        let sent = aes67 ? " protocol = aes67" : ""
+        let first = try Sandbox(dropIns: clock + [try matrixDropIn(there, "first", positions: "FL FR RL RR SL SR",
             matrix: "[ [ 1 0 0 0 0 0 ] [ 0 1 0 0 0 0 ] [ 0 0 1 0 0 0 ] [ 0 0 0 0 0 0 ] [ 0 0 0 1 0 0 ] [ 0 0 0 0 0 0 ] ]", devices: """
             { type = sink name = game channels = [ FL FR ] }
-            { type = send name = wire to = "\(there.group):\(there.port)" session = \(there.session) channels = [ FL FR ] }
-            \(receiveLine("via-b", returns[0], latency: latency, channels: "RL RR"))
-            \(receiveLine("via-c", returns[1], latency: latency, channels: "SL SR"))
+            { type = send name = wire to = "\(there.group):\(there.port)" session = \(there.session) channels = [ FL FR ]\(sent) }
+            \(receiveLine("via-b", returns[0], latency: latency, channels: "RL RR", aes67: aes67))
+            \(receiveLine("via-c", returns[1], latency: latency, channels: "SL SR", aes67: aes67))
             { type = source name = heard channels = [ RL RR ] }
             """)], prefix: lab.machines[0].prefix)
         defer { first.stop() }
         var others: [Sandbox] = []
         defer { for sandbox in others { sandbox.stop() } }
         for (k, back) in returns.enumerated() {
-            others.append(try Sandbox(dropIns: [try matrixDropIn(there, "receiver-\(k)", positions: "FL FR", matrix: "[ [ 1 0 ] [ 0 1 ] ]", devices: """
-                \(receiveLine("lan", there, latency: latency, channels: "FL FR"))
-                { type = send name = back to = "\(back.group):\(back.port)" session = \(back.session) channels = [ FL FR ] }
+            others.append(try Sandbox(dropIns: clock + [try matrixDropIn(there, "receiver-\(k)", positions: "FL FR", matrix: "[ [ 1 0 ] [ 0 1 ] ]", devices: """
+                \(receiveLine("lan", there, latency: latency, channels: "FL FR", aes67: aes67))
+                { type = send name = back to = "\(back.group):\(back.port)" session = \(back.session) channels = [ FL FR ]\(sent) }
                 """)], prefix: lab.machines[k + 1].prefix))
         }
         for sandbox in [first] + others {
@@ -696,15 +787,25 @@ import Testing
         }
         for sandbox in others { try waitLinked(sandbox, ["lan", "back"]) }
         try waitLinked(first, ["wire", "via-b", "via-c"])
+        if aes67 {
+            // Each node driven by its machine's PTP clock.
+            for sandbox in [first] + others {
+                _ = try sandbox.waitFor("desk driven by PTP0-Driver", describe: { graph in
+                    "desk: driver \(Graph.props(graph.nodes(named: "desk").first ?? [:])["node.driver-id"] ?? "none"), PTP0-Driver \(graph.nodeID("PTP0-Driver").map(String.init) ?? "missing")"
+                }) { graph in
+                    graph.nodeID("PTP0-Driver").map { (Graph.props(graph.nodes(named: "desk").first ?? [:])["node.driver-id"] as? Int) == $0 } ?? false
+                }
+            }
+        }
 
         let left = Clicks.signal(count: 8)
         // Judged only where no graph missed a cycle since the receivers were made anew and
         // settled (2 s) (CI under load: a click lost and a resync of a quantum in a playing
         // whose graphs missed some; a receiver disturbed holds more for a long while).
         func remakeReceivers() throws {
-            for sandbox in others { remakeReceiver(sandbox, "lan", there, latency: latency, inputs: "FL,FR") }
-            remakeReceiver(first, "via-b", returns[0], latency: latency, inputs: "RL,RR")
-            remakeReceiver(first, "via-c", returns[1], latency: latency, inputs: "SL,SR")
+            for sandbox in others { remakeReceiver(sandbox, "lan", there, latency: latency, inputs: "FL,FR", aes67: aes67) }
+            remakeReceiver(first, "via-b", returns[0], latency: latency, inputs: "RL,RR", aes67: aes67)
+            remakeReceiver(first, "via-c", returns[1], latency: latency, inputs: "SL,SR", aes67: aes67)
             for sandbox in others { try waitLinked(sandbox, ["lan", "back"]) }
             try waitLinked(first, ["wire", "via-b", "via-c"])
         }
@@ -714,15 +815,20 @@ import Testing
         let viaB = Clicks.peaks(in: heard[0]), viaC = Clicks.peaks(in: heard[1])
         let apart = viaB.compactMap { b in viaC.first { abs($0 - b) < rate / 10 }.map { $0 - b } }
         let ms = { (samples: Int) in String(format: "%.2f", Double(samples) * 1000 / Double(rate)) }
-        print("two receivers of one stream, via two machines and back (40 ms a hop, quantum \(quantum)): \(viaB.count) and \(viaC.count) clicks, "
+        let clocked = ptp.map { ptp in
+            let offsets = [1, 2].filter { $0 != ptp.grandmaster }.map { ptp.offsets(of: $0) } + [ptp.offsets(of: 0)]
+            return "AES67, PTP-driven graphs (ptp4l's slaves measured up to \(offsets.joined().map(abs).max() ?? 0) ns from the grandmaster)"
+        } ?? "RTP, each graph on its own dummy driver"
+        print("two receivers of one stream, via two machines and back (40 ms a hop, quantum \(quantum), \(clocked)): \(viaB.count) and \(viaC.count) clicks, "
               + "the right after the left by \(apart.map { "\($0)" }.joined(separator: ", ")) samples (\(apart.map(ms).joined(separator: ", ")) ms)"
               + (clean ? "" : "; not judged: the graphs missed cycles in each of three playings"))
         #expect(viaB.count >= 6 && viaC.count >= 6, "\(viaB.count) and \(viaC.count) of 8 clicks heard via the two machines")
         if clean {
             #expect(viaB.count == 8 && viaC.count == 8, "\(viaB.count) and \(viaC.count) of 8 clicks heard via the two machines")
             #expect(apart.count == min(viaB.count, viaC.count), "only \(apart.count) clicks heard on both paths within 100 ms of each other")
+            let allowed = aes67 ? quantum : 4 * quantum
             for difference in apart {
-                #expect(abs(difference) <= 4 * quantum, "the two paths apart by \(difference) samples (allowed \(4 * quantum))")
+                #expect(abs(difference) <= allowed, "the two paths apart by \(difference) samples (allowed \(allowed))")
             }
         }
     }

@@ -1293,13 +1293,15 @@ function renderDevices() {
   const kind = $('dev-kind').value;
   $('dev-carries-label').textContent = feedsInputs(kind) ? 'Inputs it feeds' : 'Outputs it carries';
   // A stream over the network: where it goes (or arrives), its name, a receiver's latency.
-  const net = kind === 'send' || kind === 'receive', vban = $('dev-protocol').value === 'vban';
+  const net = kind === 'send' || kind === 'receive', vban = $('dev-protocol').value === 'vban', aes67 = $('dev-protocol').value === 'aes67';
   $('dev-net').hidden = !net;
   $('dev-address-label').textContent = kind === 'send' ? 'To' : 'From';
   $('dev-address-note').textContent = kind === 'send' ? 'address:port' : vban ? 'address:port (empty: 0.0.0.0:6980)' : 'address:port (PipeWire 1.x; or a stream name)';
   $('dev-address').placeholder = vban ? (kind === 'send' ? '192.168.1.20:6980' : '0.0.0.0:6980') : kind === 'send' ? '239.69.1.10:5004' : '0.0.0.0:5004';
   $('dev-session-note').textContent = vban ? 'VBAN stream name, at most 15 characters' : kind === 'send' ? 'announced; empty: the device\'s name' : 'the name its sender announces';
-  $('dev-latency-label').hidden = kind !== 'receive';
+  // An AES67 sender takes a latency too (what it gathers before sending); AES67's default is 3 ms.
+  $('dev-latency-label').hidden = kind !== 'receive' && !(kind === 'send' && aes67);
+  $('dev-latency').placeholder = aes67 ? '3' : '100';
   const stem = ($('dev-name').value.trim() || 'NAME').replace(/[^A-Za-z0-9]/g, '_');
   $('dev-channels').placeholder = 'new: ' + $('dev-position').value.split(',').map((p) => stem + '_' + p).join(', ');
   const status = n['device.status'] || {}, streams = n['device.streams'] || {};
@@ -1362,7 +1364,12 @@ function deviceItem(d, state, streams) {
   if (streams.length) say += ' · ' + streams.join(', ') + (feeds ? ' playing' : ' recording');
   // A stream over the network: where it goes or what it takes (crosspoint net).
   const f = parseLine(d.line).flags;
-  const wire = d.kind === 'send' ? ' · to ' + (f.to || '?') : d.kind === 'receive' ? ' · from ' + (f.from || 'session ' + (f.session || '?')) : '';
+  // Where it goes or comes from; AES67 and VBAN named (RTP is the default), and the driver
+  // group a stream joins (AES67's: the PTP clock's).
+  const proto = f.protocol && f.protocol !== 'rtp' ? f.protocol.toUpperCase() + ' ' : '';
+  const group = d.kind === 'send' || d.kind === 'receive' ? (f.group || (f.protocol === 'aes67' ? 'pipewire.ptp0' : '')) : '';
+  const wire = (d.kind === 'send' ? ' · ' + proto + 'to ' + (f.to || '?') : d.kind === 'receive' ? ' · ' + proto + 'from ' + (f.from || 'session ' + (f.session || '?')) : '')
+    + (group ? ', clock group ' + group : '');
   const rename = h('button', { type: 'button', 'data-testid': 'dev-rename-' + d.name, text: 'Rename', title: 'Rename ' + d.name + ' or change its description (it is made again)' });
   const armed = DV.armed === d.name;
   const remove = h('button', { type: 'button', class: armed ? 'armed' : '', 'data-testid': 'dev-remove-' + d.name,
@@ -1434,7 +1441,8 @@ function deviceControls() {
     if (kind === 'send' || kind === 'receive') {
       const address = $('dev-address').value.trim(), session = $('dev-session').value.trim(), latency = $('dev-latency').value.trim();
       stream = ' protocol=' + $('dev-protocol').value + (address ? (kind === 'send' ? ' to=' : ' from=') + address : '')
-        + (session ? ' session=' + session : '') + (kind === 'receive' && latency ? ' latency=' + latency : '');
+        + (session ? ' session=' + session : '')
+        + ((kind === 'receive' || $('dev-protocol').value === 'aes67') && latency ? ' latency=' + latency : '');
     }
     const line = kind + ' ' + name + ' position=' + positions + (channels.length ? ' channels=' + channels.join(',') : '') + stream
       + (desc ? ' description=' + desc : '');
