@@ -165,8 +165,7 @@ public struct NetworkStream: Equatable, Sendable {
             }
             (stream.address, stream.port) = try endpoint(value)
         case "session":
-            guard (1...sessionLimit).contains(value.utf8.count),
-                  value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+            guard isPlainName(value) else {
                 throw .invalidValue(key: key, reason: "session '\(value.prefix(80))' is not a session name (1 to \(sessionLimit) ASCII letters, digits, -, _ and .)")
             }
             stream.session = String(value)
@@ -188,8 +187,7 @@ public struct NetworkStream: Equatable, Sendable {
             }
             stream.wire = wire
         case "group":
-            guard (1...sessionLimit).contains(value.utf8.count),
-                  value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }) else {
+            guard isPlainName(value) else {
                 throw .invalidValue(key: key, reason: "group '\(value.prefix(80))' is not a driver group's name (1 to \(sessionLimit) ASCII letters, digits, -, _ and ., e.g. \(ptpGroup))")
             }
             stream.group = String(value)
@@ -204,6 +202,12 @@ public struct NetworkStream: Equatable, Sendable {
             return false
         }
         return true
+    }
+
+    /// A session's or a driver group's name: 1 to `sessionLimit` ASCII letters, digits, `-`, `_`
+    /// and `.`.
+    static func isPlainName(_ value: Substring) -> Bool {
+        (1...sessionLimit).contains(value.utf8.count) && value.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
     }
 
     /// `ADDRESS:PORT`: an IPv4 address as four numbers or an IPv6 one in brackets, and a port.

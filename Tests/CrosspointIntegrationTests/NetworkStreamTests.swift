@@ -222,6 +222,17 @@ import Testing
         }
     }
 
+    /// A node of a sink `game` and a sender `name` (`sender`: its options) that the running
+    /// PipeWire cannot make: the sender said failed, `because` first, and the sink made.
+    private func expectRefused(_ setup: Setup, _ name: String, sender: String, because: String, dropIns: [String] = []) throws {
+        let sandbox = try Sandbox(dropIns: dropIns + [try setup.dropIn(name, devices: "{ type = sink name = game } { type = send name = \(name) \(sender) }")])
+        defer { sandbox.stop() }
+        let graph = try sandbox.waitFor("the sender \(name) refused, the sink made", describe: { self.deviceState($0, name) }) { graph in
+            self.deviceState(graph, name).hasPrefix("\(name): failed (\(because)") && self.deviceState(graph, "game").hasPrefix("game: ready")
+        }
+        print("refused: \(self.deviceState(graph, name))")
+    }
+
     /// The state the node says a device is in (`crosspoint.devices`).
     private func deviceState(_ graph: Graph, _ name: String, node: String = "desk") -> String {
         let text = graph.nodes(named: node).first.map { Graph.props($0)["crosspoint.devices"] as? String ?? "" } ?? ""
@@ -291,14 +302,8 @@ import Testing
         defer { setup.remove() }
         let clock = repositoryRoot.appendingPathComponent("conf/crosspoint-ptp-clock.conf").path
         guard PipeWire.atLeast(1, 0, 0) else {
-            let sandbox = try Sandbox(dropIns: [clock, try setup.dropIn("aes67", devices: """
-                { type = sink name = game } { type = send name = stage to = "\(setup.group):\(setup.port)" protocol = aes67 }
-                """)])
-            defer { sandbox.stop() }
-            let graph = try sandbox.waitFor("the AES67 sender refused, the sink made", describe: { self.deviceState($0, "stage") }) { graph in
-                self.deviceState(graph, "stage").hasPrefix("stage: failed (AES67 needs PipeWire 1.0") && self.deviceState(graph, "game").hasPrefix("game: ready")
-            }
-            print("no AES67: \(self.deviceState(graph, "stage"))")
+            try expectRefused(setup, "stage", sender: "to = \"\(setup.group):\(setup.port)\" protocol = aes67", because: "AES67 needs PipeWire 1.0",
+                              dropIns: [clock])
             return
         }
         let lab = try NetworkLab(machines: 2)
@@ -421,14 +426,7 @@ import Testing
         let setup = try Setup()
         defer { setup.remove() }
         guard PipeWire.atLeast(0, 3, 76) else {
-            let sandbox = try Sandbox(dropIns: [try setup.dropIn("vban", devices: """
-                { type = sink name = game } { type = send name = vm to = "127.0.0.1:6980" protocol = vban }
-                """)])
-            defer { sandbox.stop() }
-            let graph = try sandbox.waitFor("the VBAN sender refused, the sink made", describe: { self.deviceState($0, "vm") }) { graph in
-                self.deviceState(graph, "vm").hasPrefix("vm: failed (VBAN needs PipeWire 0.3.76") && self.deviceState(graph, "game").hasPrefix("game: ready")
-            }
-            print("no VBAN: \(self.deviceState(graph, "vm"))")
+            try expectRefused(setup, "vm", sender: "to = \"127.0.0.1:6980\" protocol = vban", because: "VBAN needs PipeWire 0.3.76")
             return
         }
         let lab = try NetworkLab(machines: 2)
