@@ -159,7 +159,7 @@ public enum ParameterKind: CaseIterable, Hashable, Sendable {
                   access: .writeOnly, rangeNote: "[ KEY ] (a gain, cross-point, mute, delay or ramp.ms) or []")
         case .devices:
             .init(pattern: VirtualDevice.key, type: .names, defaultValue: 0, range: 0...Double(VirtualDevice.limit),
-                  summary: "Virtual devices applications choose, one string each: sink or source, NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT] (README: Crosspoint as your sound output); send or receive, NAME to= or from=ADDRESS:PORT [session=NAME] [format=S16BE] [latency=MS]: a stream over the network (README: Beyond one machine)",
+                  summary: "Virtual devices applications choose, one string each: sink or source, NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT] (README: Crosspoint as your sound output); send or receive, NAME to= or from=ADDRESS:PORT [session=NAME] [format=S16BE] [latency=MS] [protocol=rtp/vban/aes67] [group=NAME] [ptp=PATH]: a stream over the network (README: Beyond one machine)",
                   carried: .leftAlone(group: VirtualDevice.key),
                   rangeNote: "0 to \(VirtualDevice.limit) devices; a sink or a receive feeds inputs, a source or a send carries outputs (new channels NAME_POSITION when channels= is absent)",
                   defaultNote: "none")

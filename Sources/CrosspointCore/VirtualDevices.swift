@@ -135,7 +135,7 @@ extension VirtualDevice {
     /// Channels given as indices are kept as indices here; `Mixer.setDevices` names them.
     public init(text: String) throws(CrosspointError) {
         let usage = "write sink|source NAME [position=FL,FR] [channels=C,C] [default] [description=TEXT], e.g. 'sink game description=Game', "
-            + "or send|receive NAME to=|from=ADDRESS:PORT [session=NAME] [format=S16BE] [latency=MS]"
+            + "or send|receive NAME to=|from=ADDRESS:PORT [session=NAME] [format=S16BE] [latency=MS] [protocol=rtp/vban/aes67] [group=NAME] [ptp=PATH]"
         var rest = Substring(text)
         func word() -> Substring? {
             rest = rest.drop(while: { $0 == " " })
