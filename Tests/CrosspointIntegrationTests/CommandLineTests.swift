@@ -278,10 +278,13 @@ struct CommandLineTests {
             #expect(links.contains([out[0]!, into[2]!]) && links.contains([out[1]!, into[3]!]))
             #expect(!links.contains { $0.count == 2 && [into[0], into[1]].contains($0[1]) }, "nothing linked to FL, FR")
 
-            let recorded = try sandbox.recordSink(sink, positions: positions, reference: "FC", node: "xp-cli", signal: signal)
-            let comparison = try Comparison(recording: recorded, expected: expected)
-            comparison.expectMatch("\(sink) \(option)")
-            #expect(comparison.peak[0] == 0 && comparison.peak[1] == 0, "FL and FR stay silent: \(comparison)")
+            try sandbox.playJudgedByTheControl("xp-cli") { last in
+                let recorded = try sandbox.recordSink(sink, positions: positions, reference: "FC", node: "xp-cli", signal: signal)
+                let comparison = try Comparison(recording: recorded, expected: expected)
+                try comparison.requireTheControl(last)
+                comparison.expectMatch("\(sink) \(option)")
+                #expect(comparison.peak[0] == 0 && comparison.peak[1] == 0, "FL and FR stay silent: \(comparison)")
+            }
 
             let again = sandbox.run([crosspointExecutable, "route", "xp-cli", "--to", sink] + option)
             #expect(again.succeeded && again.stdout.hasPrefix("already linked: xp-cli:out_FL -> \(sink):playback_RL"), "\(again.stdout)")
