@@ -226,13 +226,12 @@ struct CommandLineSafetyTests {
         #expect(try sandbox.linkLabels() == ["xp-cli:out_FL>iface:playback_RL", "xp-cli:out_FR>iface:playback_RR"])
         // Audio arrives on 3-4 only.
         let signal = TestSignal(channels: 2)
-        try sandbox.playJudgedByTheControl("xp-cli") { last in
-            let recorded = try sandbox.recordSink("iface", positions: ["FL", "FR", "RL", "RR"], reference: "FC", node: "xp-cli", signal: signal)
-            let comparison = try Comparison(recording: recorded, expected: signal.expected(gains: [[0, 0, 1, 0], [0, 0, 0, 1]], linkedInputs: [0, 1]))
-            try comparison.requireTheControl(last)
-            comparison.expectMatch("route --replace to 3-4")
-            #expect(comparison.peak[0] == 0 && comparison.peak[1] == 0, "\(comparison)")
+        let comparison = try sandbox.compareJudgedByTheControl(
+            "xp-cli", expected: signal.expected(gains: [[0, 0, 1, 0], [0, 0, 0, 1]], linkedInputs: [0, 1])) {
+            try sandbox.recordSink("iface", positions: ["FL", "FR", "RL", "RR"], reference: "FC", node: "xp-cli", signal: signal)
         }
+        comparison.expectMatch("route --replace to 3-4")
+        #expect(comparison.peak[0] == 0 && comparison.peak[1] == 0, "\(comparison)")
 
         let again = sandbox.crosspoint("route", "xp-cli", "--to", "iface", "--offset", "2", "--replace", "--json")
         let report = try #require(try JSONSerialization.jsonObject(with: Data(again.stdout.utf8)) as? [String: Any])

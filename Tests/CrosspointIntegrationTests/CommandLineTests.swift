@@ -239,9 +239,10 @@ struct CommandLineTests {
 
         let feeding = Set(listened.flatMap { j in (0..<64).filter { rows[$0][j] != 0 } })
         let signal = TestSignal(channels: 64, seconds: 0.8, amplitude: 0.1)
-        let recorded = try sandbox.playThrough(node: "xp-64", signal: signal, linkedInputs: feeding, linkedOutputs: Set(listened))
         let expected = signal.expected(gains: rows, linkedInputs: feeding)
-        try Comparison(recording: recorded.outputs(listened), expected: listened.map { expected[$0] }).expectMatch()
+        try sandbox.compareJudgedByTheControl("xp-64", expected: listened.map { expected[$0] }) {
+            try sandbox.playThrough(node: "xp-64", signal: signal, linkedInputs: feeding, linkedOutputs: Set(listened)).outputs(listened)
+        }.expectMatch()
     }
 
     // MARK: Routing
@@ -278,13 +279,11 @@ struct CommandLineTests {
             #expect(links.contains([out[0]!, into[2]!]) && links.contains([out[1]!, into[3]!]))
             #expect(!links.contains { $0.count == 2 && [into[0], into[1]].contains($0[1]) }, "nothing linked to FL, FR")
 
-            try sandbox.playJudgedByTheControl("xp-cli") { last in
-                let recorded = try sandbox.recordSink(sink, positions: positions, reference: "FC", node: "xp-cli", signal: signal)
-                let comparison = try Comparison(recording: recorded, expected: expected)
-                try comparison.requireTheControl(last)
-                comparison.expectMatch("\(sink) \(option)")
-                #expect(comparison.peak[0] == 0 && comparison.peak[1] == 0, "FL and FR stay silent: \(comparison)")
+            let comparison = try sandbox.compareJudgedByTheControl("xp-cli", expected: expected) {
+                try sandbox.recordSink(sink, positions: positions, reference: "FC", node: "xp-cli", signal: signal)
             }
+            comparison.expectMatch("\(sink) \(option)")
+            #expect(comparison.peak[0] == 0 && comparison.peak[1] == 0, "FL and FR stay silent: \(comparison)")
 
             let again = sandbox.run([crosspointExecutable, "route", "xp-cli", "--to", sink] + option)
             #expect(again.succeeded && again.stdout.hasPrefix("already linked: xp-cli:out_FL -> \(sink):playback_RL"), "\(again.stdout)")

@@ -72,12 +72,9 @@ struct MemoryTests {
         // Audio through the node reaches the replugged device: record its monitor (its
         // FC, which the node does not feed, takes the recording's reference path).
         let signal = TestSignal(channels: 2)
-        try sandbox.playJudgedByTheControl("xp-mem") { last in
-            let recorded = try sandbox.recordSink("usb", positions: ["FL", "FR"], reference: "FC", node: "xp-mem", signal: signal)
-            let comparison = try Comparison(recording: recorded, expected: signal.expected(gains: [[1, 0], [0, 1]], linkedInputs: [0, 1]))
-            try comparison.requireTheControl(last)
-            comparison.expectMatch()
-        }
+        try sandbox.compareJudgedByTheControl("xp-mem", expected: signal.expected(gains: [[1, 0], [0, 1]], linkedInputs: [0, 1])) {
+            try sandbox.recordSink("usb", positions: ["FL", "FR"], reference: "FC", node: "xp-mem", signal: signal)
+        }.expectMatch()
         // The node let go of the proxies of the links it re-made: a daemon stop reports none leaked.
         try sandbox.restartDaemon()
         #expect(!sandbox.daemonLog.contains("leaked proxy"), "\(sandbox.daemonLog)")

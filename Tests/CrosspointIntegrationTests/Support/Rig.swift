@@ -177,11 +177,18 @@ extension Sandbox {
             for i in effective.indices { for j in effective[i].indices where !linkedOutputs.contains(j) { effective[i][j] = 0 } }
         }
         let expected = signal.expected(gains: effective, linkedInputs: linkedInputs ?? Set(gains.indices))
-        try playJudgedByTheControl(node) { last in
-            let recorded = try playThrough(node: node, signal: signal, linkedInputs: linkedInputs, linkedOutputs: linkedOutputs)
-            let comparison = try Comparison(recording: recorded, expected: expected)
+        try compareJudgedByTheControl(node, expected: expected) {
+            try playThrough(node: node, signal: signal, linkedInputs: linkedInputs, linkedOutputs: linkedOutputs)
+        }.expectMatch(tolerance: tolerance, node, sourceLocation: sourceLocation)
+    }
+
+    /// What `record` records, compared with `expected`: made again while the rig's control
+    /// glitches (`playJudgedByTheControl`), the last as it is.
+    func compareJudgedByTheControl(_ what: String, expected: [[Float]], _ record: () throws -> Recording) throws -> Comparison {
+        try playJudgedByTheControl(what) { last in
+            let comparison = try Comparison(recording: try record(), expected: expected)
             try comparison.requireTheControl(last)
-            comparison.expectMatch(tolerance: tolerance, node, sourceLocation: sourceLocation)
+            return comparison
         }
     }
 
